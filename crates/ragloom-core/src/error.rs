@@ -1,0 +1,104 @@
+//! The one error type of ragloom-core, shared by every trait so that integration
+//! crates can map their SDK errors into it while keeping the cause.
+
+use std::path::PathBuf;
+
+/// Boxed source error kept by [`Error::Provider`].
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Everything that can go wrong in ragloom.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file or directory could not be read or written.
+    #[error("{op} {path}: {source}", path = path.display())]
+    Io {
+        /// What was being done ("reading", "writing", ...).
+        op: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A persisted file exists but does not have the expected shape.
+    #[error("corrupt or unreadable file {path}: {message}", path = path.display())]
+    CorruptFile {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong with it.
+        message: String,
+    },
+    /// A value given by the caller is not acceptable.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// A node, document, index or other object was looked up and is absent.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The operation or mode is not supported by this component.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// (De)serialisation of JSON failed.
+    #[error("serialization error: {0}")]
+    Serde(#[from] serde_json::Error),
+    /// A model's reply could not be parsed into what was asked for.
+    #[error("could not parse model output: {0}")]
+    OutputParse(String),
+    /// A tool failed.
+    #[error("tool `{tool}` failed: {message}")]
+    Tool {
+        /// The tool's name.
+        tool: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// An error reported by an external provider (LLM, embedding, store).
+    #[error("{provider}: {message}")]
+    Provider {
+        /// The provider's name, e.g. "openai" or "qdrant".
+        provider: String,
+        /// A human readable message.
+        message: String,
+        /// The provider's own error, kept for inspection.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    /// An [`Error::Io`] for `path`.
+    pub fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// An [`Error::CorruptFile`] for `path`.
+    pub fn corrupt(path: impl Into<PathBuf>, message: impl std::fmt::Display) -> Self {
+        Error::CorruptFile {
+            path: path.into(),
+            message: message.to_string(),
+        }
+    }
+
+    /// An [`Error::Provider`] keeping the provider's own error as the source.
+    pub fn provider(
+        provider: impl Into<String>,
+        message: impl Into<String>,
+        source: impl Into<BoxError>,
+    ) -> Self {
+        Error::Provider {
+            provider: provider.into(),
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+}
+
+/// `Result` with [`Error`] as the default error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

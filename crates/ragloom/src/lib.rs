@@ -1,0 +1,7 @@
+//! ragloom: a data framework for LLM applications — load, parse, embed, index,
+//! retrieve, synthesize, chat and build agents over your own data.
+//!
+//! This facade re-exports [`ragloom_core`] and, behind feature flags, each
+//! integration crate, so one dependency gives the whole toolkit.
+
+pub use ragloom_core::*;

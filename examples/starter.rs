@@ -1,0 +1,2 @@
+//! Placeholder until the starter lands.
+fn main() {}
