@@ -1,1 +1,116 @@
-fn main() {}
+//! Workspace automation as code: `cargo xtask ci` runs every check CI runs,
+//! `cargo xtask bench` runs the criterion benchmarks.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// The Python reference used by the interoperability tests.
+const LLAMA_INDEX_CORE: &str = "llama-index-core==0.14.25";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("bench") => bench(&args[1..]),
+        Some("pyref") => python_reference().map(|p| println!("{}", p.display())),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny (if installed)\n  bench   criterion benchmarks (extra args go to criterion)\n  pyref   set up the Python LlamaIndex reference venv and print its python"
+            );
+            Err("unknown command".into())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+fn run(step: &str, mut cmd: Command) -> Result {
+    eprintln!("==> {step}");
+    let status = cmd.status().map_err(|e| format!("{step}: could not start: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{step} failed ({status})")) }
+}
+
+fn ci() -> Result {
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--", "--check"]);
+    run("cargo fmt --check", fmt)?;
+
+    let mut clippy = cargo();
+    clippy.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    run("cargo clippy -D warnings", clippy)?;
+
+    let mut test = cargo();
+    test.args(["test", "--workspace"]);
+    match python_reference() {
+        Ok(py) => {
+            test.env("RAGLOOM_PYTHON", py);
+        }
+        Err(e) if env::var_os("CI").is_some() => return Err(format!("Python reference: {e}")),
+        Err(e) => eprintln!("warning: no Python reference ({e}); interop tests that need it will skip"),
+    }
+    run("cargo test --workspace", test)?;
+
+    let mut doc = cargo();
+    doc.args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings");
+    run("cargo doc -D warnings", doc)?;
+
+    if Command::new("cargo").args(["deny", "--version"]).output().is_ok_and(|o| o.status.success()) {
+        let mut deny = cargo();
+        deny.args(["deny", "check"]);
+        run("cargo deny check", deny)?;
+    } else {
+        eprintln!("==> cargo deny: not installed, skipped (cargo install cargo-deny)");
+    }
+    eprintln!("==> ci: all checks passed");
+    Ok(())
+}
+
+fn bench(extra: &[String]) -> Result {
+    let mut b = cargo();
+    b.args(["bench", "-p", "ragloom-core", "--"]).args(extra);
+    run("cargo bench", b)
+}
+
+/// A virtualenv with Python LlamaIndex, made once under the target directory's
+/// parent (a cache outside the clone), or the interpreter named by `RAGLOOM_PYTHON`.
+fn python_reference() -> Result<PathBuf> {
+    if let Some(py) = env::var_os("RAGLOOM_PYTHON") {
+        return Ok(PathBuf::from(py));
+    }
+    let cache = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .and_then(|t| t.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| root().join("target"));
+    let venv = cache.join("pyref-llama-index-core-0.14.25");
+    let py = venv.join("bin").join("python");
+    let check = Command::new(&py).args(["-c", "import llama_index.core"]).output();
+    if check.is_ok_and(|o| o.status.success()) {
+        return Ok(py);
+    }
+    eprintln!("==> setting up the Python reference ({LLAMA_INDEX_CORE}) in {}", venv.display());
+    let mut mk = Command::new("python3");
+    mk.args(["-m", "venv"]).arg(&venv);
+    run("python3 -m venv", mk)?;
+    let mut pip = Command::new(venv.join("bin").join("pip"));
+    pip.args(["install", "-q", LLAMA_INDEX_CORE]);
+    run("pip install llama-index-core", pip)?;
+    Ok(py)
+}

@@ -14,12 +14,12 @@ pub fn format_named<'a>(
     while let Some(pos) = rest.find(['{', '}']) {
         out.push_str(&rest[..pos]);
         let tail = &rest[pos..];
-        if tail.starts_with("{{") {
+        if let Some(after) = tail.strip_prefix("{{") {
             out.push('{');
-            rest = &tail[2..];
-        } else if tail.starts_with("}}") {
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("}}") {
             out.push('}');
-            rest = &tail[2..];
+            rest = after;
         } else if let Some(stripped) = tail.strip_prefix('{') {
             let end = stripped.find('}').ok_or_else(|| {
                 Error::InvalidInput(format!("unclosed `{{` in template: {template:?}"))

@@ -1,0 +1,295 @@
+//! Building, updating and querying a `VectorStoreIndex`, with LlamaIndex's
+//! semantics: embed only what lacks an embedding, insert in batches, keep text in the docstore.
+
+use super::retriever::VectorIndexRetriever;
+use crate::data_structs::{IndexDict, IndexStruct};
+use crate::embeddings::{Embedding, embed_in_batches};
+use crate::error::{Error, Result};
+use crate::ingestion::run_transformations;
+use crate::llms::Llm;
+use crate::node_parser::SentenceSplitter;
+use crate::query_engine::RetrieverQueryEngine;
+use crate::schema::{MetadataMode, Node, NodeKind};
+use crate::storage::StorageContext;
+use crate::transform::TransformComponent;
+use crate::vector_stores::VectorStore;
+use std::sync::{Arc, RwLock};
+
+/// LlamaIndex's default `insert_batch_size`.
+pub const DEFAULT_INSERT_BATCH_SIZE: usize = 2048;
+
+/// An index that embeds nodes into a vector store and retrieves them by
+/// similarity (LlamaIndex `VectorStoreIndex`). Cloning shares the index.
+#[derive(Clone, Debug)]
+pub struct VectorStoreIndex {
+    index_struct: Arc<RwLock<IndexDict>>,
+    storage_context: StorageContext,
+    vector_store: Arc<dyn VectorStore>,
+    embed_model: Arc<dyn Embedding>,
+    transformations: Vec<Arc<dyn TransformComponent>>,
+    insert_batch_size: usize,
+    store_nodes_override: bool,
+    show_progress: bool,
+}
+
+/// Options for building a [`VectorStoreIndex`].
+#[derive(Debug)]
+pub struct VectorStoreIndexBuilder {
+    embed_model: Arc<dyn Embedding>,
+    storage_context: Option<StorageContext>,
+    transformations: Option<Vec<Arc<dyn TransformComponent>>>,
+    insert_batch_size: usize,
+    store_nodes_override: bool,
+    show_progress: bool,
+}
+
+impl VectorStoreIndexBuilder {
+    /// Where nodes and vectors go (default: in-memory simple stores).
+    pub fn storage_context(mut self, sc: StorageContext) -> Self {
+        self.storage_context = Some(sc);
+        self
+    }
+
+    /// Transformations applied to documents (default: one `SentenceSplitter`).
+    pub fn transformations(mut self, t: Vec<Arc<dyn TransformComponent>>) -> Self {
+        self.transformations = Some(t);
+        self
+    }
+
+    /// Nodes per vector-store insert (default 2048).
+    pub fn insert_batch_size(mut self, n: usize) -> Self {
+        self.insert_batch_size = n.max(1);
+        self
+    }
+
+    /// Keep nodes in the docstore even when the vector store keeps text.
+    pub fn store_nodes_override(mut self, yes: bool) -> Self {
+        self.store_nodes_override = yes;
+        self
+    }
+
+    /// Show progress bars while embedding.
+    pub fn show_progress(mut self, yes: bool) -> Self {
+        self.show_progress = yes;
+        self
+    }
+
+    fn into_index(self, index_struct: IndexDict) -> Result<VectorStoreIndex> {
+        let storage_context = self.storage_context.unwrap_or_default();
+        let vector_store = storage_context.vector_store()?;
+        let transformations = match self.transformations {
+            Some(t) => t,
+            None => vec![Arc::new(SentenceSplitter::default()) as Arc<dyn TransformComponent>],
+        };
+        Ok(VectorStoreIndex {
+            index_struct: Arc::new(RwLock::new(index_struct)),
+            storage_context,
+            vector_store,
+            embed_model: self.embed_model,
+            transformations,
+            insert_batch_size: self.insert_batch_size,
+            store_nodes_override: self.store_nodes_override,
+            show_progress: self.show_progress,
+        })
+    }
+
+    /// Splits `documents` with the transformations, embeds the nodes and
+    /// builds the index (LlamaIndex `VectorStoreIndex.from_documents`).
+    pub async fn from_documents(self, documents: &[Node]) -> Result<VectorStoreIndex> {
+        let index = self.into_index(IndexDict::new())?;
+        let docstore = &index.storage_context.docstore;
+        for doc in documents {
+            docstore.set_document_hash(&doc.id_, &doc.hash()).await?;
+        }
+        let nodes = run_transformations(documents.to_vec(), &index.transformations).await?;
+        index.build_from_nodes(nodes).await?;
+        Ok(index)
+    }
+
+    /// Builds the index from nodes as they are (LlamaIndex `VectorStoreIndex(nodes)`).
+    pub async fn from_nodes(self, nodes: Vec<Node>) -> Result<VectorStoreIndex> {
+        let index = self.into_index(IndexDict::new())?;
+        index.build_from_nodes(nodes).await?;
+        Ok(index)
+    }
+
+    /// An index over a vector store that already holds the nodes and their
+    /// text (LlamaIndex `VectorStoreIndex.from_vector_store`).
+    pub fn from_vector_store(self, vector_store: Arc<dyn VectorStore>) -> Result<VectorStoreIndex> {
+        if !vector_store.stores_text() {
+            return Err(Error::InvalidInput(
+                "from_vector_store needs a vector store that keeps node text (stores_text)".into(),
+            ));
+        }
+        let mut this = self;
+        this.storage_context = Some(StorageContext::with_vector_store(vector_store));
+        this.into_index(IndexDict::new())
+    }
+}
+
+impl VectorStoreIndex {
+    /// A builder embedding with `embed_model`.
+    pub fn builder(embed_model: Arc<dyn Embedding>) -> VectorStoreIndexBuilder {
+        VectorStoreIndexBuilder {
+            embed_model,
+            storage_context: None,
+            transformations: None,
+            insert_batch_size: DEFAULT_INSERT_BATCH_SIZE,
+            store_nodes_override: false,
+            show_progress: false,
+        }
+    }
+
+    /// Splits, embeds and indexes `documents` in in-memory stores.
+    pub async fn from_documents(documents: &[Node], embed_model: Arc<dyn Embedding>) -> Result<Self> {
+        Self::builder(embed_model).from_documents(documents).await
+    }
+
+    /// An index over a vector store that already holds nodes with their text.
+    pub fn from_vector_store(vector_store: Arc<dyn VectorStore>, embed_model: Arc<dyn Embedding>) -> Result<Self> {
+        Self::builder(embed_model).from_vector_store(vector_store)
+    }
+
+    /// An index from a loaded index struct (see `load_index_from_storage`).
+    pub(crate) fn from_parts(
+        index_struct: IndexDict,
+        storage_context: StorageContext,
+        embed_model: Arc<dyn Embedding>,
+    ) -> Result<Self> {
+        Self::builder(embed_model).storage_context(storage_context).into_index(index_struct)
+    }
+
+    /// The index id.
+    pub fn index_id(&self) -> String {
+        self.index_struct.read().map(|s| s.index_id.clone()).unwrap_or_default()
+    }
+
+    /// A copy of the index struct.
+    pub fn index_struct(&self) -> IndexDict {
+        self.index_struct.read().map(|s| s.clone()).unwrap_or_else(|p| p.into_inner().clone())
+    }
+
+    /// The storage context.
+    pub fn storage_context(&self) -> &StorageContext {
+        &self.storage_context
+    }
+
+    /// The text vector store.
+    pub fn vector_store(&self) -> &Arc<dyn VectorStore> {
+        &self.vector_store
+    }
+
+    /// The embedding model.
+    pub fn embed_model(&self) -> &Arc<dyn Embedding> {
+        &self.embed_model
+    }
+
+    /// A retriever over this index (`similarity_top_k` 2 unless changed).
+    pub fn as_retriever(&self) -> VectorIndexRetriever {
+        VectorIndexRetriever::new(self.clone())
+    }
+
+    /// A query engine answering with `llm` in `ResponseMode::Compact` over the
+    /// top 2 nodes; use [`RetrieverQueryEngine::builder`] for other options.
+    pub fn as_query_engine(&self, llm: Arc<dyn Llm>) -> Result<RetrieverQueryEngine> {
+        RetrieverQueryEngine::builder(Arc::new(self.as_retriever())).llm(llm).build()
+    }
+
+    fn keeps_nodes(&self) -> bool {
+        !self.vector_store.stores_text() || self.store_nodes_override
+    }
+
+    async fn build_from_nodes(&self, nodes: Vec<Node>) -> Result<()> {
+        self.add_nodes(nodes).await?;
+        let s = self.index_struct();
+        self.storage_context.index_store.add_index_struct(IndexStruct::IndexDict(s)).await
+    }
+
+    /// Embeds the nodes that lack an embedding, in batches, reading the text
+    /// an embedding model should see (`MetadataMode::Embed`).
+    async fn with_embeddings(&self, mut nodes: Vec<Node>) -> Result<Vec<Node>> {
+        let missing: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].embedding.is_none()).collect();
+        if missing.is_empty() {
+            return Ok(nodes);
+        }
+        let texts: Vec<String> = missing.iter().map(|&i| nodes[i].get_content(MetadataMode::Embed)).collect();
+        let span = tracing::info_span!("embedding", model = self.embed_model.model_name(), texts = texts.len());
+        let vectors = {
+            let _g = span.enter();
+            embed_in_batches(self.embed_model.as_ref(), &texts, self.show_progress).await?
+        };
+        if vectors.len() != missing.len() {
+            return Err(Error::Other(format!(
+                "embedding model `{}` returned {} vectors for {} texts",
+                self.embed_model.model_name(),
+                vectors.len(),
+                missing.len()
+            )));
+        }
+        for (i, v) in missing.into_iter().zip(vectors) {
+            nodes[i].embedding = Some(v);
+        }
+        Ok(nodes)
+    }
+
+    async fn add_nodes(&self, nodes: Vec<Node>) -> Result<()> {
+        let keeps_nodes = self.keeps_nodes();
+        let mut nodes = nodes;
+        while !nodes.is_empty() {
+            let rest = nodes.split_off(nodes.len().min(self.insert_batch_size));
+            let batch = self.with_embeddings(std::mem::replace(&mut nodes, rest)).await?;
+            let new_ids = self.vector_store.add(&batch).await?;
+            let mut stored = Vec::new();
+            for (node, new_id) in batch.into_iter().zip(new_ids) {
+                let is_index_node = matches!(node.kind, NodeKind::Index { .. });
+                if keeps_nodes || is_index_node {
+                    // The vector store has the embedding; the docstore keeps the rest.
+                    let mut node = node;
+                    node.embedding = None;
+                    stored.push((node, new_id));
+                }
+            }
+            if !stored.is_empty() {
+                let plain: Vec<Node> = stored.iter().map(|(n, _)| n.clone()).collect();
+                self.storage_context.docstore.add_documents(&plain, true, true).await?;
+                let mut s = self.index_struct.write().map_err(|_| Error::Other("index lock poisoned".into()))?;
+                for (node, new_id) in &stored {
+                    s.add_node(&node.id_, new_id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Splits, embeds and adds one document (LlamaIndex `insert`).
+    pub async fn insert(&self, document: Node) -> Result<()> {
+        self.storage_context.docstore.set_document_hash(&document.id_, &document.hash()).await?;
+        let nodes = run_transformations(vec![document], &self.transformations).await?;
+        self.insert_nodes(nodes).await
+    }
+
+    /// Embeds (where needed) and adds nodes (LlamaIndex `insert_nodes`).
+    pub async fn insert_nodes(&self, nodes: Vec<Node>) -> Result<()> {
+        self.build_from_nodes(nodes).await
+    }
+
+    /// Removes a document's nodes from the vector store and the index, and
+    /// from the docstore too when `delete_from_docstore`.
+    pub async fn delete_ref_doc(&self, ref_doc_id: &str, delete_from_docstore: bool) -> Result<()> {
+        self.vector_store.delete(ref_doc_id).await?;
+        if self.keeps_nodes() {
+            let docstore = &self.storage_context.docstore;
+            if let Some(info) = docstore.get_ref_doc_info(ref_doc_id).await? {
+                let mut s = self.index_struct.write().map_err(|_| Error::Other("index lock poisoned".into()))?;
+                for id in &info.node_ids {
+                    s.delete(id);
+                }
+            }
+            if delete_from_docstore {
+                docstore.delete_ref_doc(ref_doc_id).await?;
+            }
+        }
+        let s = self.index_struct();
+        self.storage_context.index_store.add_index_struct(IndexStruct::IndexDict(s)).await
+    }
+}

@@ -1,0 +1,21 @@
+//! Running transformations over documents: the step between loading and
+//! indexing (the full `IngestionPipeline`, with cache and docstore strategies, builds on it).
+
+use crate::error::Result;
+use crate::schema::Node;
+use crate::transform::TransformComponent;
+use std::sync::Arc;
+
+/// Applies `transformations` in order (LlamaIndex `run_transformations`).
+pub async fn run_transformations(
+    nodes: Vec<Node>,
+    transformations: &[Arc<dyn TransformComponent>],
+) -> Result<Vec<Node>> {
+    let mut nodes = nodes;
+    for t in transformations {
+        let span = tracing::info_span!("transform", component = t.class_name(), nodes_in = nodes.len());
+        let _guard = span.enter();
+        nodes = t.transform(nodes).await?;
+    }
+    Ok(nodes)
+}

@@ -1,0 +1,62 @@
+//! `get_prompts` / `update_prompts` on every component that owns prompts,
+//! keyed as LlamaIndex keys them (`response_synthesizer:text_qa_template`).
+
+use super::base::BasePromptTemplate;
+use crate::error::Result;
+use std::collections::BTreeMap;
+
+/// Prompts by name.
+pub type PromptDictType = BTreeMap<String, BasePromptTemplate>;
+
+/// A component that owns prompts, possibly through sub-components.
+pub trait PromptMixin {
+    /// This component's own prompts.
+    fn own_prompts(&self) -> PromptDictType;
+
+    /// Sub-components that own prompts, by name (their keys get `name:` prefixed).
+    fn prompt_modules(&self) -> Vec<(&'static str, &dyn PromptMixin)> {
+        Vec::new()
+    }
+
+    /// Replaces own prompts by name; unknown names are ignored, as in LlamaIndex.
+    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()>;
+
+    /// Mutable access to a named sub-component, for routing nested updates.
+    fn prompt_module_mut(&mut self, _name: &str) -> Option<&mut dyn PromptMixin> {
+        None
+    }
+
+    /// Every prompt, own and nested (`module:name`).
+    fn get_prompts(&self) -> PromptDictType {
+        let mut all = self.own_prompts();
+        for (module, m) in self.prompt_modules() {
+            for (k, v) in m.get_prompts() {
+                all.insert(format!("{module}:{k}"), v);
+            }
+        }
+        all
+    }
+
+    /// Updates prompts, own and nested (`module:name` keys go to that module).
+    fn update_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
+        let mut own = PromptDictType::new();
+        let mut nested: BTreeMap<String, PromptDictType> = BTreeMap::new();
+        for (k, v) in prompts {
+            match k.split_once(':') {
+                Some((module, rest)) => {
+                    nested.entry(module.to_string()).or_default().insert(rest.to_string(), v.clone());
+                }
+                None => {
+                    own.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        self.update_own_prompts(&own)?;
+        for (module, sub) in nested {
+            if let Some(m) = self.prompt_module_mut(&module) {
+                m.update_prompts(&sub)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,11 @@
+//! Prompt templates (text, chat, and selectors between them), LlamaIndex's
+//! default prompts, `get_prompts`/`update_prompts`, and the `PromptHelper` that packs context.
+
+mod base;
+pub mod default_prompts;
+mod helper;
+mod mixin;
+
+pub use base::{BasePromptTemplate, ChatPromptTemplate, PromptTemplate, PromptType, SelectorPromptTemplate};
+pub use helper::{DEFAULT_CHUNK_OVERLAP_RATIO, DEFAULT_PADDING, PromptHelper};
+pub use mixin::{PromptDictType, PromptMixin};

@@ -1,0 +1,137 @@
+//! `RetrieverQueryEngine`: retrieve → postprocess → synthesize, each step
+//! usable alone, with tracing spans around each.
+
+use super::QueryEngine;
+use crate::error::Result;
+use crate::llms::Llm;
+use crate::postprocessor::NodePostprocessor;
+use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
+use crate::retrievers::Retriever;
+use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
+use async_trait::async_trait;
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// Retrieves nodes, runs the postprocessors in order, and synthesizes an
+/// answer (LlamaIndex `RetrieverQueryEngine`).
+#[derive(Clone, Debug)]
+pub struct RetrieverQueryEngine {
+    retriever: Arc<dyn Retriever>,
+    synthesizer: Arc<dyn Synthesizer>,
+    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+}
+
+impl RetrieverQueryEngine {
+    /// An engine over `retriever` and `synthesizer`.
+    pub fn new(retriever: Arc<dyn Retriever>, synthesizer: Arc<dyn Synthesizer>) -> Self {
+        Self { retriever, synthesizer, node_postprocessors: Vec::new() }
+    }
+
+    /// A builder over `retriever` (LlamaIndex `RetrieverQueryEngine.from_args`).
+    pub fn builder(retriever: Arc<dyn Retriever>) -> RetrieverQueryEngineBuilder {
+        RetrieverQueryEngineBuilder {
+            retriever,
+            llm: None,
+            synthesizer: None,
+            response_mode: ResponseMode::Compact,
+            node_postprocessors: Vec::new(),
+        }
+    }
+
+    /// Retrieves and postprocesses nodes for `query`.
+    pub async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
+        let span = tracing::info_span!("retrieve", query = %query.query_str, nodes = tracing::field::Empty);
+        async {
+            let mut nodes = self.retriever.retrieve(query).await?;
+            for p in &self.node_postprocessors {
+                nodes = p.postprocess_nodes(nodes, Some(query)).await?;
+            }
+            tracing::Span::current().record("nodes", nodes.len());
+            Ok(nodes)
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Synthesizes an answer to `query` from `nodes`.
+    pub async fn synthesize(&self, query: &QueryBundle, nodes: Vec<NodeWithScore>) -> Result<Response> {
+        self.synthesizer.synthesize(query, nodes, Vec::new()).await
+    }
+
+    /// The retriever.
+    pub fn retriever(&self) -> &Arc<dyn Retriever> {
+        &self.retriever
+    }
+}
+
+#[async_trait]
+impl QueryEngine for RetrieverQueryEngine {
+    async fn query(&self, query: &QueryBundle) -> Result<Response> {
+        let span = tracing::info_span!("query", query = %query.query_str);
+        async {
+            let nodes = self.retrieve(query).await?;
+            self.synthesize(query, nodes).await
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn stream_query(&self, query: &QueryBundle) -> Result<StreamingResponse> {
+        let nodes = self.retrieve(query).await?;
+        self.synthesizer.stream_synthesize(query, nodes, Vec::new()).await
+    }
+}
+
+/// Options of a [`RetrieverQueryEngine`].
+#[derive(Debug)]
+pub struct RetrieverQueryEngineBuilder {
+    retriever: Arc<dyn Retriever>,
+    llm: Option<Arc<dyn Llm>>,
+    synthesizer: Option<Arc<dyn Synthesizer>>,
+    response_mode: ResponseMode,
+    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+}
+
+impl RetrieverQueryEngineBuilder {
+    /// The LLM the default synthesizer uses.
+    pub fn llm(mut self, llm: Arc<dyn Llm>) -> Self {
+        self.llm = Some(llm);
+        self
+    }
+
+    /// A synthesizer to use instead of one built from `llm` and `response_mode`.
+    pub fn synthesizer(mut self, s: Arc<dyn Synthesizer>) -> Self {
+        self.synthesizer = Some(s);
+        self
+    }
+
+    /// The response mode (default `Compact`).
+    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
+        self.response_mode = mode;
+        self
+    }
+
+    /// Adds a postprocessor; they run in the order added.
+    pub fn node_postprocessor(mut self, p: Arc<dyn NodePostprocessor>) -> Self {
+        self.node_postprocessors.push(p);
+        self
+    }
+
+    /// Builds the engine. Without a synthesizer an LLM is required.
+    pub fn build(self) -> Result<RetrieverQueryEngine> {
+        let synthesizer = match (self.synthesizer, self.llm) {
+            (Some(s), _) => s,
+            (None, Some(llm)) => get_response_synthesizer(llm, self.response_mode)?,
+            (None, None) => {
+                return Err(crate::Error::InvalidInput(
+                    "a query engine needs an LLM or a synthesizer".into(),
+                ));
+            }
+        };
+        Ok(RetrieverQueryEngine {
+            retriever: self.retriever,
+            synthesizer,
+            node_postprocessors: self.node_postprocessors,
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! `StorageContext`: the docstore, index store, vector stores and graph store
+//! of an index, persisted to and loaded from one folder in LlamaIndex's layout.
+
+use super::docstore::{DocStore, SimpleDocumentStore};
+use super::graph_store::{GRAPH_STORE_FNAME, SimpleGraphStore};
+use super::index_store::{IndexStore, SimpleIndexStore};
+use crate::error::{Error, Result};
+use crate::vector_stores::{SimpleVectorStore, VectorStore};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The default persist folder, as LlamaIndex's.
+pub const DEFAULT_PERSIST_DIR: &str = "./storage";
+/// The docstore file.
+pub const DOCSTORE_FNAME: &str = "docstore.json";
+/// The index store file.
+pub const INDEX_STORE_FNAME: &str = "index_store.json";
+/// Suffix of vector store files (`{namespace}__vector_store.json`).
+pub const VECTOR_STORE_FNAME: &str = "vector_store.json";
+/// Separator between a vector store's namespace and the file name.
+pub const NAMESPACE_SEP: &str = "__";
+/// Namespace of the text vector store.
+pub const DEFAULT_VECTOR_STORE: &str = "default";
+/// Namespace of the image vector store.
+pub const IMAGE_VECTOR_STORE: &str = "image";
+
+/// Where an index keeps its nodes, structure and vectors.
+#[derive(Clone, Debug)]
+pub struct StorageContext {
+    /// Nodes and documents by id.
+    pub docstore: Arc<dyn DocStore>,
+    /// Index structures by index id.
+    pub index_store: Arc<dyn IndexStore>,
+    /// Vector stores by namespace (`default`, `image`, ...).
+    pub vector_stores: BTreeMap<String, Arc<dyn VectorStore>>,
+    /// The graph store.
+    pub graph_store: Arc<SimpleGraphStore>,
+}
+
+impl Default for StorageContext {
+    fn default() -> Self {
+        Self::from_defaults()
+    }
+}
+
+impl StorageContext {
+    /// In-memory simple stores, as LlamaIndex's `StorageContext.from_defaults()`.
+    pub fn from_defaults() -> Self {
+        let mut vector_stores: BTreeMap<String, Arc<dyn VectorStore>> = BTreeMap::new();
+        vector_stores.insert(DEFAULT_VECTOR_STORE.into(), Arc::new(SimpleVectorStore::new()));
+        vector_stores.insert(IMAGE_VECTOR_STORE.into(), Arc::new(SimpleVectorStore::new()));
+        Self {
+            docstore: Arc::new(SimpleDocumentStore::new()),
+            index_store: Arc::new(SimpleIndexStore::new()),
+            vector_stores,
+            graph_store: Arc::new(SimpleGraphStore::default()),
+        }
+    }
+
+    /// Default stores, with `vector_store` as the text vector store.
+    pub fn with_vector_store(vector_store: Arc<dyn VectorStore>) -> Self {
+        let mut sc = Self::from_defaults();
+        sc.vector_stores.insert(DEFAULT_VECTOR_STORE.into(), vector_store);
+        sc
+    }
+
+    /// The text vector store.
+    pub fn vector_store(&self) -> Result<Arc<dyn VectorStore>> {
+        self.vector_stores
+            .get(DEFAULT_VECTOR_STORE)
+            .cloned()
+            .ok_or_else(|| Error::NotFound("the storage context has no `default` vector store".into()))
+    }
+
+    /// Writes every store under `persist_dir` in LlamaIndex's file layout
+    /// (`docstore.json`, `index_store.json`, `graph_store.json`,
+    /// `{namespace}__vector_store.json`), each file atomically.
+    pub async fn persist(&self, persist_dir: impl AsRef<Path>) -> Result<()> {
+        let dir = persist_dir.as_ref();
+        let _span = tracing::info_span!("persist", dir = %dir.display()).entered();
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("creating directory", dir, e))?;
+        self.docstore.persist(&dir.join(DOCSTORE_FNAME)).await?;
+        self.index_store.persist(&dir.join(INDEX_STORE_FNAME)).await?;
+        self.graph_store.persist(&dir.join(GRAPH_STORE_FNAME))?;
+        for (namespace, store) in &self.vector_stores {
+            store.persist(&dir.join(format!("{namespace}{NAMESPACE_SEP}{VECTOR_STORE_FNAME}"))).await?;
+        }
+        Ok(())
+    }
+
+    /// Loads the stores LlamaIndex (or ragloom) persisted under `persist_dir`.
+    /// A missing or corrupt file is an error naming it; a missing graph store
+    /// is an empty one.
+    pub async fn from_persist_dir(persist_dir: impl AsRef<Path>) -> Result<Self> {
+        Self::load(persist_dir.as_ref(), None).await
+    }
+
+    /// Like [`from_persist_dir`](Self::from_persist_dir), with an external
+    /// vector store (Qdrant, pgvector, ...) in place of a persisted simple one.
+    pub async fn from_persist_dir_with_vector_store(
+        persist_dir: impl AsRef<Path>,
+        vector_store: Arc<dyn VectorStore>,
+    ) -> Result<Self> {
+        Self::load(persist_dir.as_ref(), Some(vector_store)).await
+    }
+
+    async fn load(dir: &Path, vector_store: Option<Arc<dyn VectorStore>>) -> Result<Self> {
+        if !dir.is_dir() {
+            return Err(Error::io(
+                "opening storage directory",
+                dir,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
+            ));
+        }
+        let docstore = SimpleDocumentStore::from_persist_path(&dir.join(DOCSTORE_FNAME))?;
+        let index_store = SimpleIndexStore::from_persist_path(&dir.join(INDEX_STORE_FNAME))?;
+        let graph_path = dir.join(GRAPH_STORE_FNAME);
+        let graph_store =
+            if graph_path.exists() { SimpleGraphStore::from_persist_path(&graph_path)? } else { SimpleGraphStore::default() };
+        let mut vector_stores: BTreeMap<String, Arc<dyn VectorStore>> = BTreeMap::new();
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::io("listing", dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("listing", dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(VECTOR_STORE_FNAME) || name.starts_with('.') {
+                continue;
+            }
+            // Older LlamaIndex wrote a bare `vector_store.json` for the default store.
+            let namespace = match name.split_once(NAMESPACE_SEP) {
+                Some((ns, _)) => ns.to_string(),
+                None => DEFAULT_VECTOR_STORE.to_string(),
+            };
+            if namespace == DEFAULT_VECTOR_STORE && vector_store.is_some() {
+                continue;
+            }
+            vector_stores.insert(namespace, Arc::new(SimpleVectorStore::from_persist_path(&entry.path())?));
+        }
+        match vector_store {
+            Some(vs) => {
+                vector_stores.insert(DEFAULT_VECTOR_STORE.into(), vs);
+            }
+            None if !vector_stores.contains_key(DEFAULT_VECTOR_STORE) => {
+                let path = dir.join(format!("{DEFAULT_VECTOR_STORE}{NAMESPACE_SEP}{VECTOR_STORE_FNAME}"));
+                return Err(Error::io(
+                    "reading",
+                    path,
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "no default vector store was persisted here"),
+                ));
+            }
+            None => {}
+        }
+        Ok(Self {
+            docstore: Arc::new(docstore),
+            index_store: Arc::new(index_store),
+            vector_stores,
+            graph_store: Arc::new(graph_store),
+        })
+    }
+}
