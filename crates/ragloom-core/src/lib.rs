@@ -7,10 +7,16 @@
 //! synthesizer turns them into an answer with an [`llms::Llm`].
 
 pub mod error;
+pub mod llms;
 pub mod schema;
+pub mod tools;
 pub mod utils;
 
 pub use error::{Error, Result};
 pub use schema::*;
 pub mod transform;
+pub use llms::{
+    ChatMessage, ChatResponse, CompletionResponse, Llm, LlmMetadata, MessageRole, MockLlm,
+};
+pub use tools::{FunctionTool, Tool, ToolMetadata, ToolOutput};
 pub use transform::TransformComponent;
