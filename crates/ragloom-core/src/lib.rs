@@ -42,6 +42,10 @@ pub mod vector_stores;
 
 pub use error::{Error, Result};
 pub use schema::*;
+pub use llms::{
+    ChatMessage, ChatResponse, CompletionResponse, Llm, LlmMetadata, MessageRole, MockLlm,
+};
+pub use tools::{FunctionTool, Tool, ToolMetadata, ToolOutput};
 pub use transform::TransformComponent;
 
 /// The names most programs need, in one import.
