@@ -140,7 +140,7 @@ async fn delete_ref_doc_and_insert_change_what_is_retrieved() {
 #[tokio::test]
 async fn query_engine_answers_from_the_retrieved_context() {
     let index = build(256).await;
-    let llm = Arc::new(MockLlm::with_replies(["Memory safety."]));
+    let llm = Arc::new(MockLlm::scripted(["Memory safety."]));
     let engine = index.as_query_engine(llm.clone()).unwrap();
     let response = engine.query(&"What does Rust guarantee?".into()).await.unwrap();
     assert_eq!(response.to_string(), "Memory safety.");

@@ -62,6 +62,15 @@ impl MockRequest {
             schema: None,
         }
     }
+
+    /// What the model was shown, as text: the prompt of a completion, or the
+    /// messages of a chat rendered as `messages_to_prompt` renders them.
+    pub fn prompt_text(&self) -> String {
+        match &self.prompt {
+            Some(p) => p.clone(),
+            None => crate::llms::messages_to_prompt(&self.messages),
+        }
+    }
 }
 
 /// What a scripted [`MockLlm`] does once its replies are used up.

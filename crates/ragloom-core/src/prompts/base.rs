@@ -143,7 +143,7 @@ impl ChatPromptTemplate {
             .iter()
             .map(|(role, t)| {
                 let content = format_named(t, &|name| all.get(name).copied())?;
-                Ok(ChatMessage::from_role(*role, content))
+                Ok(ChatMessage::new(*role, content))
             })
             .collect()
     }

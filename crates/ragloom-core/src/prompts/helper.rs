@@ -31,7 +31,7 @@ pub struct PromptHelper {
 
 impl Default for PromptHelper {
     fn default() -> Self {
-        Self::new(crate::llms::DEFAULT_CONTEXT_WINDOW, crate::llms::DEFAULT_NUM_OUTPUTS)
+        Self::new(crate::llms::DEFAULT_CONTEXT_WINDOW, crate::llms::DEFAULT_NUM_OUTPUTS as usize)
     }
 }
 
@@ -49,8 +49,10 @@ impl PromptHelper {
     }
 
     /// A helper sized from an LLM's metadata.
+    /// A `num_output` of -1 (unknown) reserves LlamaIndex's default 256 tokens.
     pub fn from_llm_metadata(metadata: &LlmMetadata) -> Self {
-        Self::new(metadata.context_window, metadata.num_output)
+        let num_output = usize::try_from(metadata.num_output).unwrap_or(crate::llms::DEFAULT_NUM_OUTPUTS as usize);
+        Self::new(metadata.context_window, num_output)
     }
 
     /// Uses `tokenizer` to count tokens.
