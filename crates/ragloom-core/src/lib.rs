@@ -6,10 +6,13 @@
 //! them inside a storage context, a retriever finds them again and a
 //! synthesizer turns them into an answer with an [`llms::Llm`].
 
+pub mod data_structs;
 pub mod error;
 pub mod schema;
+pub mod storage;
 pub mod utils;
 
+pub use data_structs::IndexStruct;
 pub use error::{Error, Result};
 pub use schema::*;
 pub mod transform;
