@@ -40,6 +40,7 @@ pub mod transform;
 pub mod utils;
 pub mod vector_stores;
 
+pub use data_structs::IndexStruct;
 pub use error::{Error, Result};
 pub use schema::*;
 pub use llms::{

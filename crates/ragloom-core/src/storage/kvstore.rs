@@ -1,0 +1,358 @@
+//! `SimpleKVStore`: LlamaIndex's in-memory key-value store (named collections of
+//! key → JSON object), persisted as one JSON object byte-for-byte as Python writes it.
+
+use crate::error::{Error, Result};
+use crate::schema::float_repr;
+use crate::utils::{read_json_file, write_atomic};
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::ser::{CharEscape, Formatter};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// The collection used when none is named (LlamaIndex `DEFAULT_COLLECTION`).
+pub const DEFAULT_COLLECTION: &str = "data";
+
+/// One stored value: a JSON object, as LlamaIndex's key-value stores hold dicts.
+pub type KvValue = serde_json::Map<String, Value>;
+/// One collection: key → value, in insertion order (a Python dict's order).
+pub type KvCollection = IndexMap<String, KvValue>;
+/// Every collection by name, in creation order; the shape of the persisted file.
+pub type KvData = IndexMap<String, KvCollection>;
+
+/// The collections behind a [`SimpleKVStore`], with Python's semantics,
+/// including that reading or deleting in a missing collection creates it empty
+/// (it then appears in the persisted file, as it does in Python's).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Collections {
+    pub(crate) data: KvData,
+}
+
+impl Collections {
+    pub(crate) fn collection_mut(&mut self, collection: &str) -> &mut KvCollection {
+        let index = match self.data.get_index_of(collection) {
+            Some(index) => index,
+            None => {
+                self.data
+                    .insert_full(collection.to_string(), KvCollection::new())
+                    .0
+            }
+        };
+        &mut self.data[index]
+    }
+
+    pub(crate) fn put(&mut self, key: &str, val: KvValue, collection: &str) {
+        self.collection_mut(collection).insert(key.to_string(), val);
+    }
+
+    pub(crate) fn get(&mut self, key: &str, collection: &str) -> Option<&KvValue> {
+        self.collection_mut(collection).get(key)
+    }
+
+    pub(crate) fn get_all(&mut self, collection: &str) -> &KvCollection {
+        self.collection_mut(collection)
+    }
+
+    /// Removes `key`, keeping the order of the others as Python's `dict.pop` does.
+    pub(crate) fn delete(&mut self, key: &str, collection: &str) -> bool {
+        self.collection_mut(collection).shift_remove(key).is_some()
+    }
+}
+
+/// LlamaIndex's `SimpleKVStore`: collections of key → JSON object held in
+/// memory, shared as `Arc<SimpleKVStore>` (all methods take `&self`).
+///
+/// Persisted as `{collection: {key: value}}` with Python's `json.dumps`
+/// formatting (`", "` / `": "` separators, non-ASCII escaped), so a file it
+/// writes is byte-identical to the one LlamaIndex writes for the same content.
+#[derive(Debug, Default)]
+pub struct SimpleKVStore {
+    inner: RwLock<Collections>,
+}
+
+impl SimpleKVStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A store holding `data` (LlamaIndex `SimpleKVStore.from_dict`).
+    pub fn from_data(data: KvData) -> Self {
+        Self {
+            inner: RwLock::new(Collections { data }),
+        }
+    }
+
+    // A panic while the lock was held cannot leave a half-applied change the
+    // next caller could trip over (every mutation is a single map operation or
+    // a prepared batch), so a poisoned lock is simply taken over.
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Collections> {
+        self.inner.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Collections> {
+        self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on `collection` under a read lock, creating the collection
+    /// first (under a short write lock) when it is missing, as Python does.
+    pub(crate) fn with_collection<R>(
+        &self,
+        collection: &str,
+        f: impl FnOnce(&KvCollection) -> R,
+    ) -> R {
+        {
+            let guard = self.read();
+            if let Some(c) = guard.data.get(collection) {
+                return f(c);
+            }
+        }
+        let mut guard = self.write();
+        f(guard.collection_mut(collection))
+    }
+
+    /// Stores `val` under `key` in `collection`, replacing what was there.
+    pub fn put(&self, key: &str, val: KvValue, collection: &str) {
+        self.write().put(key, val, collection);
+    }
+
+    /// Stores several pairs in `collection`. An empty batch leaves a missing
+    /// collection missing, as in Python.
+    pub fn put_all(&self, kv_pairs: Vec<(String, KvValue)>, collection: &str) {
+        if kv_pairs.is_empty() {
+            return;
+        }
+        let mut guard = self.write();
+        let coll = guard.collection_mut(collection);
+        for (key, val) in kv_pairs {
+            coll.insert(key, val);
+        }
+    }
+
+    /// The value under `key` in `collection`, if any.
+    pub fn get(&self, key: &str, collection: &str) -> Option<KvValue> {
+        self.with_collection(collection, |c| c.get(key).cloned())
+    }
+
+    /// A copy of every key and value in `collection`.
+    pub fn get_all(&self, collection: &str) -> KvCollection {
+        self.with_collection(collection, Clone::clone)
+    }
+
+    /// Removes `key` from `collection`; whether it was there.
+    pub fn delete(&self, key: &str, collection: &str) -> bool {
+        self.write().delete(key, collection)
+    }
+
+    /// A copy of every collection (LlamaIndex `to_dict`).
+    pub fn to_dict(&self) -> KvData {
+        self.read().data.clone()
+    }
+
+    /// Writes the store to `w` as Python's `json.dumps` would.
+    pub fn write_json(&self, w: &mut dyn Write) -> io::Result<()> {
+        write_python_json(w, &self.read().data)
+    }
+
+    /// Writes the store to `persist_path` atomically (temporary file, then
+    /// rename), streaming the JSON; the parent directory is created if needed.
+    pub fn persist(&self, persist_path: &Path) -> Result<()> {
+        tracing::debug!(path = %persist_path.display(), "persisting SimpleKVStore");
+        write_atomic(persist_path, |w| self.write_json(w))
+    }
+
+    /// Loads a store persisted by [`SimpleKVStore::persist`] or by Python.
+    /// A missing file is an [`Error::Io`], invalid JSON or a shape other than
+    /// `{collection: {key: object}}` an [`Error::CorruptFile`]; both name the file.
+    pub fn from_persist_path(persist_path: &Path) -> Result<Self> {
+        tracing::debug!(path = %persist_path.display(), "loading SimpleKVStore");
+        let data: KvData = read_json_file(persist_path)?;
+        Ok(Self::from_data(data))
+    }
+}
+
+/// Runs `f` in a blocking-friendly way: on a Tokio runtime's blocking pool
+/// when there is one, so persisting a large store does not stall async tasks,
+/// inline otherwise.
+pub(crate) async fn run_blocking<R: Send + 'static>(
+    f: impl FnOnce() -> Result<R> + Send + 'static,
+) -> Result<R> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => handle
+            .spawn_blocking(f)
+            .await
+            .map_err(|e| Error::Other(format!("blocking task failed: {e}")))?,
+        Err(_) => f(),
+    }
+}
+
+/// Serialises `value` to `w` exactly as Python's `json.dumps(value)` does with
+/// its defaults: `", "` and `": "` separators, every non-ASCII character as a
+/// `\uXXXX` escape (astral ones as surrogate pairs), floats as Python's `repr`.
+pub fn write_python_json<T: Serialize + ?Sized>(w: &mut dyn Write, value: &T) -> io::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(w, PythonFormatter);
+    value.serialize(&mut ser).map_err(io::Error::other)
+}
+
+/// `value` as Python's `json.dumps(value)` writes it (see [`write_python_json`]).
+pub fn to_python_json_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
+    let mut out = Vec::new();
+    write_python_json(&mut out, value).map_err(|e| Error::Other(e.to_string()))?;
+    // Every byte written is ASCII: non-ASCII characters are escaped.
+    String::from_utf8(out).map_err(|e| Error::Other(e.to_string()))
+}
+
+/// A `serde_json` formatter producing Python `json.dumps` output.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PythonFormatter;
+
+impl Formatter for PythonFormatter {
+    fn write_f32<W: ?Sized + Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
+        self.write_f64(writer, f64::from(value))
+    }
+
+    fn write_f64<W: ?Sized + Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
+        // json.dumps spells the non-finite values as JavaScript does.
+        let text = if value.is_nan() {
+            "NaN".to_string()
+        } else if value.is_infinite() {
+            if value > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
+        } else {
+            float_repr(value)
+        };
+        writer.write_all(text.as_bytes())
+    }
+
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        // Python escapes everything outside printable ASCII (' '..='~');
+        // quotes, backslashes and controls reach `write_char_escape` instead.
+        let bytes = fragment.as_bytes();
+        let mut start = 0;
+        for (i, ch) in fragment.char_indices() {
+            if (' '..='~').contains(&ch) {
+                continue;
+            }
+            writer.write_all(&bytes[start..i])?;
+            let mut units = [0u16; 2];
+            for unit in ch.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04x}")?;
+            }
+            start = i + ch.len_utf8();
+        }
+        writer.write_all(&bytes[start..])
+    }
+
+    fn write_char_escape<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        char_escape: CharEscape,
+    ) -> io::Result<()> {
+        let s: &[u8] = match char_escape {
+            CharEscape::Quote => b"\\\"",
+            CharEscape::ReverseSolidus => b"\\\\",
+            CharEscape::Solidus => b"/",
+            CharEscape::Backspace => b"\\b",
+            CharEscape::FormFeed => b"\\f",
+            CharEscape::LineFeed => b"\\n",
+            CharEscape::CarriageReturn => b"\\r",
+            CharEscape::Tab => b"\\t",
+            CharEscape::AsciiControl(byte) => return write!(writer, "\\u{byte:04x}"),
+        };
+        writer.write_all(s)
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        writer.write_all(b": ")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> KvValue {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn put_get_delete_get_all() {
+        let kv = SimpleKVStore::new();
+        kv.put("a", obj(json!({"x": 1})), "c1");
+        kv.put("b", obj(json!({"x": 2})), "c1");
+        kv.put("a", obj(json!({"x": 3})), DEFAULT_COLLECTION);
+        assert_eq!(kv.get("a", "c1"), Some(obj(json!({"x": 1}))));
+        assert_eq!(kv.get("a", DEFAULT_COLLECTION), Some(obj(json!({"x": 3}))));
+        assert_eq!(kv.get("zz", "c1"), None);
+        assert!(kv.delete("a", "c1"));
+        assert!(!kv.delete("a", "c1"));
+        let all = kv.get_all("c1");
+        assert_eq!(all.keys().collect::<Vec<_>>(), ["b"]);
+    }
+
+    #[test]
+    fn reads_create_missing_collections_like_python() {
+        // Python's `_get_collection_mapping` creates the collection on any
+        // access, so it shows up (empty) in the persisted file.
+        let kv = SimpleKVStore::new();
+        assert_eq!(kv.get("k", "first"), None);
+        kv.put_all(Vec::new(), "never");
+        assert!(!kv.delete("k", "second"));
+        assert_eq!(
+            to_python_json_string(&kv.to_dict()).unwrap(),
+            r#"{"first": {}, "second": {}}"#
+        );
+    }
+
+    #[test]
+    fn delete_keeps_insertion_order() {
+        let kv = SimpleKVStore::new();
+        for k in ["a", "b", "c", "d"] {
+            kv.put(k, KvValue::new(), "c");
+        }
+        kv.delete("b", "c");
+        assert_eq!(kv.get_all("c").keys().collect::<Vec<_>>(), ["a", "c", "d"]);
+    }
+
+    #[test]
+    fn python_json_format() {
+        // Outputs of Python 3.11 `json.dumps` for the same values.
+        let v = json!({"a": [1, 2.5, 1e-05, 1e16, 0.1, -0.0, 3.0], "é😀\u{7f}": "q\"\\\n\t\u{1}/",
+                       "n": null, "t": true, "o": {}, "l": []});
+        assert_eq!(
+            to_python_json_string(&v).unwrap(),
+            r#"{"a": [1, 2.5, 1e-05, 1e+16, 0.1, -0.0, 3.0], "\u00e9\ud83d\ude00\u007f": "q\"\\\n\t\u0001/", "n": null, "t": true, "o": {}, "l": []}"#
+        );
+    }
+}

@@ -1,0 +1,19 @@
+//! Storage: the key-value store, the document store and the index store, in
+//! LlamaIndex's on-disk format (`docstore.json`, `index_store.json`), gathered in a `StorageContext`.
+
+pub mod docstore;
+pub mod graph_store;
+pub mod index_store;
+pub mod kvstore;
+pub mod storage_context;
+
+pub use docstore::{DocStore, RefDocInfo, SimpleDocumentStore};
+pub use index_store::{IndexStore, SimpleIndexStore};
+pub use graph_store::SimpleGraphStore;
+pub use kvstore::SimpleKVStore;
+pub use storage_context::StorageContext;
+
+/// Key of a stored object's payload (LlamaIndex `DATA_KEY`).
+pub const DATA_KEY: &str = "__data__";
+/// Key of a stored object's type code (LlamaIndex `TYPE_KEY`).
+pub const TYPE_KEY: &str = "__type__";
