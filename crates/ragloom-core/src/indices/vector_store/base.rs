@@ -254,7 +254,7 @@ impl VectorStoreIndex {
                 self.storage_context.docstore.add_documents(&plain, true, true).await?;
                 let mut s = self.index_struct.write().map_err(|_| Error::Other("index lock poisoned".into()))?;
                 for (node, new_id) in &stored {
-                    s.add_node(&node.id_, new_id);
+                    s.add_node(&node.id_, Some(new_id));
                 }
             }
         }
@@ -282,7 +282,8 @@ impl VectorStoreIndex {
             if let Some(info) = docstore.get_ref_doc_info(ref_doc_id).await? {
                 let mut s = self.index_struct.write().map_err(|_| Error::Other("index lock poisoned".into()))?;
                 for id in &info.node_ids {
-                    s.delete(id);
+                    // A node missing from the struct is already gone: nothing to undo.
+                    let _ = s.delete(id);
                 }
             }
             if delete_from_docstore {
