@@ -14,3 +14,5 @@ pub use error::{Error, Result};
 pub use schema::*;
 pub mod transform;
 pub use transform::TransformComponent;
+pub mod readers;
+pub use readers::{FileReader, Reader, SimpleDirectoryReader};
