@@ -14,3 +14,7 @@ pub use error::{Error, Result};
 pub use schema::*;
 pub mod transform;
 pub use transform::TransformComponent;
+pub mod node_parser;
+pub mod tokenizer;
+pub use node_parser::{NodeParser, SentenceSplitter, TextSplitter, TokenTextSplitter};
+pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
