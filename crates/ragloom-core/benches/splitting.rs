@@ -1,9 +1,10 @@
 //! Splitting throughput on Paul Graham's essay: `SentenceSplitter` at the
-//! defaults and at 512/50 (documents to nodes), and Punkt alone.
+//! defaults and at 512/50 (documents to nodes), and Punkt and the
+//! tokenizer alone.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ragloom_core::Node;
 use ragloom_core::node_parser::{NodeParser, PunktSentenceTokenizer, SentenceSplitter};
+use ragloom_core::{Cl100kTokenizer, Node, Tokenizer};
 use std::hint::black_box;
 use std::path::Path;
 
@@ -39,6 +40,11 @@ fn bench_splitting(c: &mut Criterion) {
     let small = SentenceSplitter::new().chunk_size(512).chunk_overlap(50);
     c.bench_function("sentence_splitter_512_50_essay", |b| {
         b.iter(|| small.get_nodes_from_documents(black_box(docs)))
+    });
+
+    let tokenizer = Cl100kTokenizer::new();
+    c.bench_function("cl100k_count_essay", |b| {
+        b.iter(|| tokenizer.count(black_box(&text)))
     });
 
     let punkt = PunktSentenceTokenizer::new();

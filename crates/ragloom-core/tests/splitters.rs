@@ -609,3 +609,45 @@ fn split_text_alone_matches_the_parsed_chunks() {
             .contains_key(&NodeRelationship::Source)
     );
 }
+
+#[test]
+fn random_mixed_texts_split_as_in_python() {
+    let cases = load("split_fuzz.json");
+    let cases = cases.as_array().unwrap();
+    assert_eq!(cases.len(), 150);
+    for (i, case) in cases.iter().enumerate() {
+        let text = case["text"].as_str().unwrap();
+        let size = case["chunk_size"].as_u64().unwrap() as usize;
+        let overlap = case["chunk_overlap"].as_u64().unwrap() as usize;
+        let doc = Node::document(text).with_id("d");
+        let docs = std::slice::from_ref(&doc);
+        let parsed = [
+            (
+                "SentenceSplitter",
+                SentenceSplitter::new()
+                    .chunk_size(size)
+                    .chunk_overlap(overlap)
+                    .get_nodes_from_documents(docs),
+            ),
+            (
+                "TokenTextSplitter",
+                TokenTextSplitter::new()
+                    .chunk_size(size)
+                    .chunk_overlap(overlap)
+                    .get_nodes_from_documents(docs),
+            ),
+        ];
+        for (class, nodes) in parsed {
+            let got: Vec<Value> = nodes
+                .unwrap()
+                .iter()
+                .map(|n| serde_json::json!([n.text, n.start_char_idx, n.end_char_idx]))
+                .collect();
+            assert_eq!(
+                Value::Array(got),
+                case[class],
+                "case #{i} {class} {size}/{overlap} on {text:?}"
+            );
+        }
+    }
+}

@@ -32,8 +32,9 @@ pub const DEFAULT_PARAGRAPH_SEP: &str = "\n\n\n";
 pub type ChunkingTokenizerFn = Arc<dyn Fn(&str) -> Vec<String> + Send + Sync>;
 
 /// How deep the recursive split may go. The built-in split functions always
-/// shrink the text, so this only stops a custom `chunking_tokenizer_fn` that
-/// returns its input (Python dies of `RecursionError` there).
+/// shrink the text and real texts stop within about six levels, so this only
+/// stops a custom `chunking_tokenizer_fn` that returns its input (Python dies
+/// of `RecursionError` there) before it exhausts the stack.
 const MAX_SPLIT_DEPTH: usize = 256;
 
 /// Splits text preferring whole sentences and paragraphs (LlamaIndex
@@ -249,21 +250,23 @@ impl SentenceSplitter {
         }
         let clause = self.clause_regex()?;
         let mut splits = Vec::new();
-        self.split(text, chunk_size, &clause, 0, &mut splits)?;
+        let token_size = self.tokenizer.count(text);
+        self.split(text, token_size, chunk_size, &clause, 0, &mut splits)?;
         self.merge(&splits, chunk_size)
     }
 
     /// Python's `_split`: pieces no larger than `chunk_size` tokens unless
-    /// indivisible.
+    /// indivisible. `token_size` is `text`'s token count, which the caller
+    /// already knows (Python counts every oversized piece twice).
     fn split(
         &self,
         text: &str,
+        token_size: usize,
         chunk_size: usize,
         clause: &ClauseRegex,
         depth: usize,
         out: &mut Vec<Split>,
     ) -> Result<()> {
-        let token_size = self.tokenizer.count(text);
         if token_size <= chunk_size {
             out.push(Split {
                 text: text.to_string(),
@@ -290,7 +293,7 @@ impl SentenceSplitter {
                     token_size,
                 });
             } else {
-                self.split(&piece, chunk_size, clause, depth + 1, out)?;
+                self.split(&piece, token_size, chunk_size, clause, depth + 1, out)?;
             }
         }
         Ok(())
@@ -531,6 +534,40 @@ mod tests {
         );
         assert_eq!(s.split_text("").ok(), Some(vec![String::new()]));
         assert_eq!(s.split_text(" \n ").ok(), Some(vec![]));
+    }
+
+    #[test]
+    fn custom_chunking_fn_is_used_and_cannot_loop_forever() {
+        // expected chunks recorded from Python with the same function
+        let text = "alpha beta gamma delta epsilon zeta eta theta iota kappa";
+        let by_pairs: ChunkingTokenizerFn = Arc::new(|t: &str| {
+            let words: Vec<&str> = t.split_inclusive(' ').collect();
+            words.chunks(2).map(|c| c.concat()).collect()
+        });
+        let s = SentenceSplitter::new()
+            .chunk_size(4)
+            .chunk_overlap(0)
+            .chunking_tokenizer_fn(by_pairs);
+        assert_eq!(
+            s.split_text(text).ok(),
+            Some(
+                [
+                    "alpha beta",
+                    "gamma delta",
+                    "epsilon zeta",
+                    "eta theta",
+                    "iota kappa"
+                ]
+                .map(String::from)
+                .to_vec()
+            )
+        );
+        let stubborn: ChunkingTokenizerFn = Arc::new(|t: &str| vec![t.to_string(), t.to_string()]);
+        let s = SentenceSplitter::new()
+            .chunk_size(4)
+            .chunk_overlap(0)
+            .chunking_tokenizer_fn(stubborn);
+        assert!(s.split_text(text).is_err());
     }
 
     #[test]

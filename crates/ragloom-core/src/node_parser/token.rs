@@ -174,14 +174,21 @@ impl TokenTextSplitter {
             return Ok(vec![String::new()]);
         }
         let mut splits = Vec::new();
-        self.split(text, chunk_size, &mut splits);
+        let token_size = self.tokenizer.count(text);
+        self.split(text, token_size, chunk_size, &mut splits);
         Ok(self.merge(&splits, chunk_size))
     }
 
     /// Python's `_split`: pieces (separators kept) no larger than the chunk
-    /// size unless indivisible, each with its token count.
-    fn split<'t>(&self, text: &'t str, chunk_size: usize, out: &mut Vec<(&'t str, usize)>) {
-        let token_size = self.tokenizer.count(text);
+    /// size unless indivisible, each with its token count. `token_size` is
+    /// `text`'s count, already known to the caller.
+    fn split<'t>(
+        &self,
+        text: &'t str,
+        token_size: usize,
+        chunk_size: usize,
+        out: &mut Vec<(&'t str, usize)>,
+    ) {
         if token_size <= chunk_size {
             out.push((text, token_size));
             return;
@@ -203,7 +210,7 @@ impl TokenTextSplitter {
                 out.push((piece, len));
             } else {
                 // every piece is shorter than `text`, so this terminates
-                self.split(piece, chunk_size, out);
+                self.split(piece, len, chunk_size, out);
             }
         }
     }

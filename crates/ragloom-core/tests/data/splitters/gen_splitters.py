@@ -220,6 +220,8 @@ SENTENCE_CASES = [
     {"name": "multilingual_20_5", "file": "data:multilingual.txt", "chunk_size": 20, "chunk_overlap": 5},
     {"name": "multilingual_10_0_sep", "file": "data:multilingual.txt", "chunk_size": 10, "chunk_overlap": 0,
      "paragraph_separator": "\n\n", "separator": "\u3002"},
+    {"name": "multilingual_24_4_customregex", "file": "data:multilingual.txt", "chunk_size": 24, "chunk_overlap": 4,
+     "secondary_chunking_regex": "[^,、，。]+[,、，。]?"},
     {"name": "multilingual_30_10_noregex", "file": "data:multilingual.txt", "chunk_size": 30, "chunk_overlap": 10,
      "secondary_chunking_regex": None, "full": True},
     {
@@ -428,6 +430,31 @@ def gen_charclasses():
     print("wrote", out)
 
 
+def gen_split_fuzz(n: int, seed: int):
+    """Random mixed-script texts at small chunk sizes: both splitters'
+    chunks and offsets."""
+    rng = random.Random(seed)
+    words = ["Hello", "world.", "Mr.", "the", "End!", "é", "東京", "。", "🚀", "U.S.", "e.g.",
+             "12.5", "1,000", "Dr.", "Straße", "?", "—", "--", '"quoted."', "(paren.)",
+             "a", "b", "c,", "d;", "x", "<|endoftext|>"]
+    seps = [" ", " ", " ", "  ", "\n", "\n\n", "\n\n\n", "\t", "\r\n", "\u3000", ""]
+    out = []
+    for _ in range(n):
+        text = "".join(rng.choice(words) + rng.choice(seps) for _ in range(rng.randint(1, 100)))
+        if rng.random() < 0.2:
+            text = "  " + text
+        size = rng.randint(6, 60)
+        overlap = rng.randint(0, size // 2)
+        rec = {"text": text, "chunk_size": size, "chunk_overlap": overlap}
+        for cls in (SentenceSplitter, TokenTextSplitter):
+            nodes = cls(chunk_size=size, chunk_overlap=overlap).get_nodes_from_documents(
+                [Document(text=text, id_="d")]
+            )
+            rec[cls.__name__] = [[n.text, n.start_char_idx, n.end_char_idx] for n in nodes]
+        out.append(rec)
+    dump("split_fuzz.json", out)
+
+
 if __name__ == "__main__":
     gen_charclasses()
     gen_tokens()
@@ -437,3 +464,4 @@ if __name__ == "__main__":
     gen_errors()
     gen_two_level()
     gen_two_docs()
+    gen_split_fuzz(150, 20251123)
