@@ -48,6 +48,8 @@ pub use llms::{
 };
 pub use tools::{FunctionTool, Tool, ToolMetadata, ToolOutput};
 pub use transform::TransformComponent;
+pub use node_parser::{NodeParser, SentenceSplitter, TextSplitter, TokenTextSplitter};
+pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
 
 /// The names most programs need, in one import.
 pub mod prelude {

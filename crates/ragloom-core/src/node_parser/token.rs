@@ -1,0 +1,339 @@
+//! `TokenTextSplitter`: fixed-size token windows cut at word boundaries, a
+//! port of LlamaIndex 0.14.25's `node_parser/text/token.py`.
+//!
+//! Text is split on the separator (then the backup separators, then
+//! characters) until pieces fit, and pieces are packed into chunks that
+//! start with up to `chunk_overlap` tokens of the previous chunk.
+
+use super::node_utils::parse_nodes_metadata_aware;
+use super::sentence::{effective_chunk_size, id_func_json};
+use super::text_utils::{split_by_char, split_text_keep_separator};
+use super::{DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, IdFunc, NodeParser, TextSplitter};
+use crate::error::{Error, Result};
+use crate::schema::{Node, py_strip};
+use crate::tokenizer::{Tokenizer, default_tokenizer};
+use crate::transform::TransformComponent;
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Tokens LlamaIndex reserves for metadata formatting on top of the metadata
+/// string itself.
+pub const DEFAULT_METADATA_FORMAT_LEN: usize = 2;
+
+/// Splits text into chunks of at most `chunk_size` tokens at word
+/// boundaries (LlamaIndex `TokenTextSplitter`).
+#[derive(Clone)]
+pub struct TokenTextSplitter {
+    /// Chunk size in tokens.
+    pub chunk_size: usize,
+    /// Overlap between consecutive chunks in tokens.
+    pub chunk_overlap: usize,
+    /// Separator between words.
+    pub separator: String,
+    /// Separators tried when a word is still too long.
+    pub backup_separators: Vec<String>,
+    /// Keep leading/trailing whitespace of chunks instead of stripping it.
+    pub keep_whitespaces: bool,
+    /// Whether chunks inherit their document's metadata.
+    pub include_metadata: bool,
+    /// Whether chunks of one document are chained with `Previous`/`Next`.
+    pub include_prev_next_rel: bool,
+    tokenizer: Arc<dyn Tokenizer>,
+    id_func: Option<IdFunc>,
+}
+
+impl std::fmt::Debug for TokenTextSplitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenTextSplitter")
+            .field("chunk_size", &self.chunk_size)
+            .field("chunk_overlap", &self.chunk_overlap)
+            .field("separator", &self.separator)
+            .field("backup_separators", &self.backup_separators)
+            .field("keep_whitespaces", &self.keep_whitespaces)
+            .field("include_metadata", &self.include_metadata)
+            .field("include_prev_next_rel", &self.include_prev_next_rel)
+            .field("tokenizer", &self.tokenizer)
+            .field("id_func", &self.id_func.as_ref().map(|_| "custom"))
+            .finish()
+    }
+}
+
+impl Default for TokenTextSplitter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TokenTextSplitter {
+    /// LlamaIndex's defaults: chunk size 1024, overlap 20, separator `" "`,
+    /// backup separators `["\n"]`, whitespace stripped, metadata and
+    /// prev/next relationships included, tiktoken `cl100k_base` tokens.
+    pub fn new() -> Self {
+        TokenTextSplitter {
+            chunk_size: DEFAULT_CHUNK_SIZE,
+            chunk_overlap: DEFAULT_CHUNK_OVERLAP,
+            separator: " ".into(),
+            backup_separators: vec!["\n".into()],
+            keep_whitespaces: false,
+            include_metadata: true,
+            include_prev_next_rel: true,
+            tokenizer: default_tokenizer(),
+            id_func: None,
+        }
+    }
+
+    /// Sets the chunk size in tokens.
+    pub fn chunk_size(mut self, chunk_size: usize) -> Self {
+        self.chunk_size = chunk_size;
+        self
+    }
+
+    /// Sets the overlap in tokens.
+    pub fn chunk_overlap(mut self, chunk_overlap: usize) -> Self {
+        self.chunk_overlap = chunk_overlap;
+        self
+    }
+
+    /// Sets the word separator.
+    pub fn separator(mut self, separator: impl Into<String>) -> Self {
+        self.separator = separator.into();
+        self
+    }
+
+    /// Sets the backup separators.
+    pub fn backup_separators<S: Into<String>>(
+        mut self,
+        separators: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.backup_separators = separators.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Keeps leading/trailing whitespace of chunks.
+    pub fn keep_whitespaces(mut self, keep: bool) -> Self {
+        self.keep_whitespaces = keep;
+        self
+    }
+
+    /// Whether chunks inherit their document's metadata.
+    pub fn include_metadata(mut self, include: bool) -> Self {
+        self.include_metadata = include;
+        self
+    }
+
+    /// Whether chunks are chained with `Previous`/`Next`.
+    pub fn include_prev_next_rel(mut self, include: bool) -> Self {
+        self.include_prev_next_rel = include;
+        self
+    }
+
+    /// Sets the tokenizer that measures chunks.
+    pub fn tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
+        self.tokenizer = tokenizer;
+        self
+    }
+
+    /// Sets how chunk ids are made (default: UUID v4).
+    pub fn id_func(mut self, f: IdFunc) -> Self {
+        self.id_func = Some(f);
+        self
+    }
+
+    /// Checks the configuration, returning the splitter if it is usable.
+    pub fn build(self) -> Result<Self> {
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// The configuration errors LlamaIndex raises at construction.
+    pub fn validate(&self) -> Result<()> {
+        if self.chunk_overlap > self.chunk_size {
+            return Err(Error::InvalidInput(format!(
+                "Got a larger chunk overlap ({}) than chunk size ({}), should be smaller.",
+                self.chunk_overlap, self.chunk_size
+            )));
+        }
+        if self.chunk_size == 0 {
+            return Err(Error::InvalidInput(
+                "chunk_size must be greater than 0".into(),
+            ));
+        }
+        if self.separator.is_empty() || self.backup_separators.iter().any(String::is_empty) {
+            return Err(Error::InvalidInput(
+                "separator and backup_separators must not be empty".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn split_text_with_size(&self, text: &str, chunk_size: usize) -> Result<Vec<String>> {
+        self.validate()?;
+        if text.is_empty() {
+            return Ok(vec![String::new()]);
+        }
+        let mut splits = Vec::new();
+        let token_size = self.tokenizer.count(text);
+        self.split(text, token_size, chunk_size, &mut splits);
+        Ok(self.merge(&splits, chunk_size))
+    }
+
+    /// Python's `_split`: pieces (separators kept) no larger than the chunk
+    /// size unless indivisible, each with its token count. `token_size` is
+    /// `text`'s count, already known to the caller.
+    fn split<'t>(
+        &self,
+        text: &'t str,
+        token_size: usize,
+        chunk_size: usize,
+        out: &mut Vec<(&'t str, usize)>,
+    ) {
+        if token_size <= chunk_size {
+            out.push((text, token_size));
+            return;
+        }
+        let mut pieces = Vec::new();
+        for sep in std::iter::once(&self.separator).chain(&self.backup_separators) {
+            pieces = split_text_keep_separator(text, sep);
+            if pieces.len() > 1 {
+                break;
+            }
+        }
+        if pieces.len() <= 1 {
+            pieces = split_by_char(text);
+        }
+        let single = pieces.len() == 1;
+        for piece in pieces {
+            let len = self.tokenizer.count(piece);
+            if len <= chunk_size || single {
+                out.push((piece, len));
+            } else {
+                // every piece is shorter than `text`, so this terminates
+                self.split(piece, len, chunk_size, out);
+            }
+        }
+    }
+
+    /// Python's `_merge`: when a piece does not fit, the chunk is emitted and
+    /// pieces are dropped from its front until at most `chunk_overlap` tokens
+    /// remain and the new piece fits.
+    fn merge(&self, splits: &[(&str, usize)], chunk_size: usize) -> Vec<String> {
+        let mut chunks = Vec::new();
+        let mut cur: VecDeque<(&str, usize)> = VecDeque::new();
+        let mut cur_len = 0usize;
+        let finish = |cur: &VecDeque<(&str, usize)>, chunks: &mut Vec<String>| {
+            let joined: String = cur.iter().map(|(s, _)| *s).collect();
+            let chunk = if self.keep_whitespaces {
+                joined
+            } else {
+                py_strip(&joined).to_string()
+            };
+            if !chunk.is_empty() {
+                chunks.push(chunk);
+            }
+        };
+        for &(piece, len) in splits {
+            if len > chunk_size {
+                tracing::warn!("Got a split of size {len}, larger than chunk size {chunk_size}.");
+            }
+            if cur_len + len > chunk_size {
+                finish(&cur, &mut chunks);
+                while cur_len > self.chunk_overlap || cur_len + len > chunk_size {
+                    let Some((_, first_len)) = cur.pop_front() else {
+                        break;
+                    };
+                    cur_len -= first_len;
+                }
+            }
+            cur.push_back((piece, len));
+            cur_len += len;
+        }
+        finish(&cur, &mut chunks);
+        chunks
+    }
+}
+
+impl TextSplitter for TokenTextSplitter {
+    fn split_text(&self, text: &str) -> Result<Vec<String>> {
+        self.split_text_with_size(text, self.chunk_size)
+    }
+
+    fn split_text_metadata_aware(&self, text: &str, metadata_str: &str) -> Result<Vec<String>> {
+        self.validate()?;
+        let metadata_len = self.tokenizer.count(metadata_str) + DEFAULT_METADATA_FORMAT_LEN;
+        let effective = effective_chunk_size(self.chunk_size, metadata_len)?;
+        self.split_text_with_size(text, effective)
+    }
+}
+
+impl NodeParser for TokenTextSplitter {
+    fn get_nodes_from_documents(&self, documents: &[Node]) -> Result<Vec<Node>> {
+        self.validate()?;
+        parse_nodes_metadata_aware(
+            self,
+            documents,
+            self.include_metadata,
+            self.include_prev_next_rel,
+            self.id_func.as_ref(),
+        )
+    }
+}
+
+#[async_trait]
+impl TransformComponent for TokenTextSplitter {
+    fn class_name(&self) -> &'static str {
+        "TokenTextSplitter"
+    }
+
+    /// LlamaIndex's `to_dict()` of the splitter.
+    fn settings(&self) -> Value {
+        json!({
+            "include_metadata": self.include_metadata,
+            "include_prev_next_rel": self.include_prev_next_rel,
+            "id_func": id_func_json(self.id_func.is_some()),
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+            "separator": self.separator,
+            "backup_separators": self.backup_separators,
+            "keep_whitespaces": self.keep_whitespaces,
+            "class_name": "TokenTextSplitter",
+        })
+    }
+
+    async fn transform(&self, nodes: Vec<Node>) -> Result<Vec<Node>> {
+        self.get_nodes_from_documents(&nodes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_configuration() {
+        assert!(
+            TokenTextSplitter::new()
+                .chunk_size(10)
+                .chunk_overlap(11)
+                .build()
+                .is_err_and(|e| e.to_string().contains("larger chunk overlap (11)"))
+        );
+        assert!(
+            TokenTextSplitter::new()
+                .backup_separators([""])
+                .build()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn tiny_chunks_fall_back_to_characters() {
+        let s = TokenTextSplitter::new().chunk_size(1).chunk_overlap(0);
+        // recorded from Python: multi-token characters stay whole
+        assert_eq!(
+            s.split_text("東京🚀 x").ok(),
+            Some(vec!["東".into(), "京".into(), "🚀".into(), "x".into()])
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! Token counting for chunk sizes and prompt budgets: the [`Tokenizer`] trait
+//! and LlamaIndex's global default, tiktoken `cl100k_base`.
+
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
+use tiktoken_rs::CoreBPE;
+
+/// Turns text into token ids. Splitters measure chunks with it and the prompt
+/// helper budgets context windows with it, so it must be cheap to share.
+pub trait Tokenizer: Send + Sync + std::fmt::Debug {
+    /// The token ids of `text`.
+    fn encode(&self, text: &str) -> Vec<u32>;
+
+    /// How many tokens `text` has.
+    fn count(&self, text: &str) -> usize {
+        self.encode(text).len()
+    }
+}
+
+/// tiktoken's `cl100k_base`, called as LlamaIndex's `get_tokenizer()` calls
+/// it: `encode(text, allowed_special="all")`, so `<|endoftext|>` in a text is
+/// one special token rather than an error or five ordinary tokens.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cl100kTokenizer;
+
+/// The BPE tables take tens of milliseconds to build, so one copy serves the
+/// whole process.
+fn cl100k() -> &'static CoreBPE {
+    static BPE: OnceLock<CoreBPE> = OnceLock::new();
+    BPE.get_or_init(|| {
+        // The tables are compiled into tiktoken-rs; failing to parse them is a
+        // broken build, not something input can cause.
+        tiktoken_rs::cl100k_base().expect("tiktoken-rs ships a valid cl100k_base table")
+    })
+}
+
+impl Cl100kTokenizer {
+    /// The shared `cl100k_base` tokenizer.
+    pub fn new() -> Self {
+        Cl100kTokenizer
+    }
+
+    fn encode_all_special(text: &str) -> Vec<u32> {
+        static ALLOWED: OnceLock<HashSet<&'static str>> = OnceLock::new();
+        let bpe = cl100k();
+        let allowed = ALLOWED.get_or_init(|| bpe.special_tokens());
+        match bpe.encode(text, allowed) {
+            Ok((tokens, _)) => tokens,
+            // Only the regex backtracking limit can fail here (a run of about
+            // a million spaces before a word; Python's tiktoken raises
+            // there). Halving the text keeps the count within a few tokens
+            // instead of panicking.
+            Err(_) => split_halves(text)
+                .map(|(a, b)| {
+                    let mut out = Self::encode_all_special(a);
+                    out.extend(Self::encode_all_special(b));
+                    out
+                })
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Two halves of `text` at a char boundary, or `None` if it cannot shrink.
+fn split_halves(text: &str) -> Option<(&str, &str)> {
+    text.chars().nth(1)?;
+    let mut mid = text.len() / 2;
+    while !text.is_char_boundary(mid) {
+        mid += 1;
+    }
+    if mid == 0 || mid >= text.len() {
+        return None;
+    }
+    Some(text.split_at(mid))
+}
+
+impl Tokenizer for Cl100kTokenizer {
+    fn encode(&self, text: &str) -> Vec<u32> {
+        Self::encode_all_special(text)
+    }
+}
+
+/// The default tokenizer (LlamaIndex's global tokenizer): [`Cl100kTokenizer`].
+pub fn default_tokenizer() -> Arc<dyn Tokenizer> {
+    static DEFAULT: OnceLock<Arc<dyn Tokenizer>> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| Arc::new(Cl100kTokenizer::new()))
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_tokens_are_allowed() {
+        let t = Cl100kTokenizer::new();
+        assert_eq!(t.encode("<|endoftext|>"), vec![100257]);
+        assert_eq!(t.count("hello world"), 2);
+        assert_eq!(t.count(""), 0);
+    }
+
+    #[test]
+    fn long_whitespace_runs_count_as_in_python() {
+        let t = Cl100kTokenizer::new();
+        // recorded from LlamaIndex's get_tokenizer()
+        assert_eq!(t.count(&(" ".repeat(100_000) + "x")), 783);
+        assert!(t.count(&" \n".repeat(100_000)) > 0);
+    }
+
+    #[test]
+    fn halves_split_at_char_boundaries() {
+        assert_eq!(split_halves("aé"), Some(("a", "é")));
+        assert_eq!(split_halves("éa"), Some(("é", "a")));
+        assert_eq!(split_halves("é"), None);
+        assert_eq!(split_halves(""), None);
+    }
+}
