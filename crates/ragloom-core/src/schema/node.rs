@@ -377,17 +377,17 @@ impl Node {
     pub fn hash(&self) -> String {
         match self.kind {
             NodeKind::Document => {
-                let text_hash = if self.text.is_empty() {
-                    sha256_hex("<empty_string>")
-                } else {
-                    sha256_hex(&self.text)
-                };
+                // Python builds a document's text resource only from non-empty
+                // text, so an empty document hashes its metadata alone.
+                let mut identities = Vec::new();
                 let metadata_str = self.get_metadata_str(MetadataMode::All);
-                if metadata_str.is_empty() {
-                    sha256_hex(&text_hash)
-                } else {
-                    sha256_hex(&format!("{metadata_str}-{text_hash}"))
+                if !metadata_str.is_empty() {
+                    identities.push(metadata_str);
                 }
+                if !self.text.is_empty() {
+                    identities.push(sha256_hex(&self.text));
+                }
+                sha256_hex(&identities.join("-"))
             }
             _ => {
                 let mut identity = self.text.clone();
@@ -516,6 +516,11 @@ mod tests {
         assert_eq!(
             d1.hash(),
             "ec70b7326a65cf048f4d71e83e50c9e90e5e132d75c01a5c0910fd047510a626"
+        );
+        assert_eq!(Node::document("").hash(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            Node::document("").with_metadata("a", 1).hash(),
+            "16c3c6d78678d53d39ab2c7a5a7bc4596567b46a1a57000a2d707334f779b824"
         );
         let d2 = Node::document("Zeta eta theta.");
         assert_eq!(

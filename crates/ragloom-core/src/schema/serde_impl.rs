@@ -108,7 +108,9 @@ impl Node {
                 };
                 tr.insert("text".into(), json!(self.text));
                 tr.insert("mimetype".into(), json!(self.mimetype));
-                m.insert("text_resource".into(), Value::Object(tr));
+                // Python leaves an empty document without a text resource.
+                let keep = !self.text.is_empty() || self.extra.contains_key("text_resource");
+                m.insert("text_resource".into(), if keep { Value::Object(tr) } else { Value::Null });
                 for key in ["image_resource", "audio_resource", "video_resource"] {
                     m.insert(
                         key.into(),
