@@ -14,3 +14,10 @@ pub use error::{Error, Result};
 pub use schema::*;
 pub mod transform;
 pub use transform::TransformComponent;
+pub mod embeddings;
+pub use embeddings::{Embedding, HashEmbedding, MockEmbedding, SimilarityMode};
+pub mod vector_stores;
+pub use vector_stores::{
+    FilterCondition, FilterOperator, MetadataFilter, MetadataFilters, SimpleVectorStore,
+    VectorStore, VectorStoreQuery, VectorStoreQueryMode, VectorStoreQueryResult,
+};
