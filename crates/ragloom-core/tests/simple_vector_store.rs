@@ -299,6 +299,12 @@ async fn zero_vectors_score_zero_not_nan() {
         .await
         .unwrap();
     assert_eq!(r3.ids, ["z1", "z2"]);
+    // A top-k beyond the store is everything, as 0 is.
+    let all = store
+        .query(&VectorStoreQuery::new(vec![0.0, 0.0], usize::MAX))
+        .await
+        .unwrap();
+    assert_eq!(all, r1);
 }
 
 #[tokio::test]

@@ -22,7 +22,21 @@
 //!   same heap operations (skipping those that provably leave it unchanged).
 //! - [`VectorStoreQueryMode::Mmr`] is LlamaIndex's `get_top_k_mmr_embeddings`
 //!   (threshold `mmr_threshold`, default 0.5; the scores returned are MMR
-//!   scores). Other modes are [`Error::Unsupported`].
+//!   scores). The threshold comes from [`VectorStoreQuery::mmr_threshold`]
+//!   (LlamaIndex reads it from the query call's keyword arguments). Other
+//!   modes, the learner ones (SVM, regressions) included, are
+//!   [`Error::Unsupported`].
+//! - Scores are computed from the `f32` vectors, so they differ from Python's
+//!   float64 ones by about 1e-7.
+//!
+//! Adding a node without an embedding, with a non-finite value, or with a
+//! length other than the store's is an error naming the node, and leaves the
+//! store untouched (LlamaIndex accepts such nodes and fails at query time).
+//!
+//! Files: ids in `text_id_to_ref_doc_id` or `metadata_dict` without an
+//! embedding are dropped on load; a node without a `metadata_dict` entry
+//! filters as if its metadata were empty; an integer inside an embedding is
+//! written back as a float (`1` becomes `1.0`, as Python would store it).
 
 use super::filters::matches;
 use super::types::{
@@ -96,29 +110,25 @@ impl Data {
         if self.len() == 0 {
             self.dim = values.len();
         }
-        let vector = values.clone().map(|v| v as f32);
-        let norm = {
-            let row: Vec<f32> = vector.collect();
-            let n = dot(&row, &row).sqrt();
-            (row, n)
-        };
+        let vector: Vec<f32> = values.clone().map(|v| v as f32).collect();
+        let norm = dot(&vector, &vector).sqrt();
         match self.rows.get(id) {
             Some(&r) => {
                 let span = r * self.dim..(r + 1) * self.dim;
-                self.vectors[span.clone()].copy_from_slice(&norm.0);
+                self.vectors[span.clone()].copy_from_slice(&vector);
                 for (slot, v) in self.values[span].iter_mut().zip(values) {
                     *slot = v;
                 }
-                self.norms[r] = norm.1;
+                self.norms[r] = norm;
                 self.ref_doc_ids[r] = ref_doc_id;
                 self.metadata[r] = metadata;
             }
             None => {
                 self.rows.insert(id.to_string(), self.len());
                 self.ids.push(id.to_string());
-                self.vectors.extend_from_slice(&norm.0);
+                self.vectors.extend_from_slice(&vector);
                 self.values.extend(values);
-                self.norms.push(norm.1);
+                self.norms.push(norm);
                 self.ref_doc_ids.push(ref_doc_id);
                 self.metadata.push(metadata);
             }
@@ -154,6 +164,11 @@ impl Data {
         self.metadata.truncate(w);
         self.vectors.truncate(w * dim);
         self.values.truncate(w * dim);
+        // Give memory back once most of it is dead.
+        if self.vectors.capacity() > 2 * self.vectors.len() {
+            self.vectors.shrink_to_fit();
+            self.values.shrink_to_fit();
+        }
         self.rows = self
             .ids
             .iter()
@@ -614,7 +629,12 @@ fn python_top_k(
             a.0 < b.0
         }
     };
-    let mut heap: Vec<(f64, usize)> = Vec::with_capacity(if k == 0 { scores.len() } else { k + 1 });
+    let bound = if k == 0 {
+        scores.len()
+    } else {
+        k.min(scores.len())
+    };
+    let mut heap: Vec<(f64, usize)> = Vec::with_capacity(bound + 1);
     for (i, &score) in scores.iter().enumerate() {
         let item = (score, row_of(i));
         if k > 0 && heap.len() == k && less(&item, &heap[0]) {
