@@ -555,26 +555,24 @@ impl<'a> Scorer<'a> {
 
     /// The similarity of row `r` with the query, never NaN.
     fn score(&self, r: usize) -> f64 {
-        let row = self.data.row(r);
-        let s = match self.mode {
-            // Same grouping as numpy's `dot / (norm(q) * norm(row))`, so equal
-            // scores in Python are equal here too.
-            SimilarityMode::Cosine => {
-                cosine(dot(self.query, row), self.query_norm, self.data.norms[r])
-            }
-            SimilarityMode::DotProduct => dot(self.query, row),
-            SimilarityMode::Euclidean => -l2(self.query, row),
-        };
-        if s.is_nan() { f64::NEG_INFINITY } else { s }
+        self.similarity(self.query, self.query_norm, r)
     }
 
     /// The similarity of two stored rows (MMR's redundancy term).
     fn between(&self, a: usize, b: usize) -> f64 {
-        let (ra, rb) = (self.data.row(a), self.data.row(b));
+        self.similarity(self.data.row(a), self.data.norms[a], b)
+    }
+
+    /// The similarity of `v` (whose norm is `norm`) with row `r`; NaN (from
+    /// values overflowing `f32`) ranks below everything.
+    fn similarity(&self, v: &[f32], norm: f64, r: usize) -> f64 {
+        let row = self.data.row(r);
         let s = match self.mode {
-            SimilarityMode::Cosine => cosine(dot(ra, rb), self.data.norms[a], self.data.norms[b]),
-            SimilarityMode::DotProduct => dot(ra, rb),
-            SimilarityMode::Euclidean => -l2(ra, rb),
+            // Same grouping as numpy's `dot / (norm(q) * norm(row))`, so equal
+            // scores in Python are equal here too.
+            SimilarityMode::Cosine => cosine(dot(v, row), norm, self.data.norms[r]),
+            SimilarityMode::DotProduct => dot(v, row),
+            SimilarityMode::Euclidean => -l2(v, row),
         };
         if s.is_nan() { f64::NEG_INFINITY } else { s }
     }
