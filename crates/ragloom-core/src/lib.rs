@@ -51,6 +51,12 @@ pub use transform::TransformComponent;
 pub use node_parser::{NodeParser, SentenceSplitter, TextSplitter, TokenTextSplitter};
 pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
 
+pub use embeddings::{Embedding, HashEmbedding, MockEmbedding, SimilarityMode};
+pub use vector_stores::{
+    FilterCondition, FilterOperator, MetadataFilter, MetadataFilters, SimpleVectorStore,
+    VectorStore, VectorStoreQuery, VectorStoreQueryMode, VectorStoreQueryResult,
+};
+
 /// The names most programs need, in one import.
 pub mod prelude {
     pub use crate::embeddings::{Embedding, HashEmbedding, MockEmbedding};

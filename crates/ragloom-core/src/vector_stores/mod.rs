@@ -1,0 +1,59 @@
+//! Vector stores: the [`VectorStore`] trait every store implements, the query
+//! and filter vocabulary, the shared filter evaluator and [`SimpleVectorStore`].
+
+pub mod filters;
+mod simple;
+pub mod types;
+
+pub use filters::matches;
+pub use simple::SimpleVectorStore;
+pub use types::{
+    DEFAULT_PERSIST_DIR, DEFAULT_PERSIST_FNAME, DEFAULT_VECTOR_STORE, FilterCondition, FilterItem,
+    FilterOperator, MetadataFilter, MetadataFilters, NAMESPACE_SEP, VectorStoreQuery,
+    VectorStoreQueryMode, VectorStoreQueryResult,
+};
+
+use crate::error::{Error, Result};
+use crate::schema::Node;
+use async_trait::async_trait;
+use std::path::Path;
+
+/// A store of embedded nodes that answers nearest-neighbour queries
+/// (LlamaIndex `BasePydanticVectorStore`). Shared as `Arc<dyn VectorStore>`.
+///
+/// A query mode a store does not implement is an [`Error::Unsupported`],
+/// never silently answered in another mode.
+#[async_trait]
+pub trait VectorStore: Send + Sync + std::fmt::Debug {
+    /// Whether the store keeps node text (so the index need not keep it in the docstore).
+    fn stores_text(&self) -> bool;
+    /// Adds nodes with embeddings; returns their ids. A node without an embedding is an error naming its id.
+    async fn add(&self, nodes: &[Node]) -> Result<Vec<String>>;
+    /// Deletes every node whose source document is `ref_doc_id`.
+    async fn delete(&self, ref_doc_id: &str) -> Result<()>;
+    /// Deletes nodes by id, by filters, or both (the listed nodes that match).
+    async fn delete_nodes(
+        &self,
+        node_ids: &[String],
+        filters: Option<&MetadataFilters>,
+    ) -> Result<()>;
+    /// The nodes nearest to the query, best first.
+    async fn query(&self, query: &VectorStoreQuery) -> Result<VectorStoreQueryResult>;
+    /// The stored nodes with these ids (stores that keep text only).
+    async fn get_nodes(&self, node_ids: &[String]) -> Result<Vec<Node>> {
+        let _ = node_ids;
+        Err(Error::Unsupported(format!(
+            "get_nodes is not supported by {}",
+            std::any::type_name_of_val(self)
+        )))
+    }
+    /// Removes everything.
+    async fn clear(&self) -> Result<()>;
+    /// Writes the store under `persist_path` if it is a local store; remote stores do nothing.
+    async fn persist(&self, persist_path: &Path) -> Result<()> {
+        let _ = persist_path;
+        Ok(())
+    }
+    /// The concrete store, for downcasting.
+    fn as_any(&self) -> &dyn std::any::Any;
+}

@@ -1,0 +1,1038 @@
+//! `SimpleVectorStore`: the in-process vector store, with LlamaIndex's file
+//! format (`default__vector_store.json`), query semantics and result order.
+//!
+//! Vectors live in one contiguous row-major `f32` buffer with their norms
+//! precomputed, so a query is one pass over memory (split across cores for
+//! large stores). Beside it the store keeps each vector's values exactly as
+//! given (`f64`, as read from a file or widened from a node's `f32`), so that
+//! persisting writes back what was loaded, digit for digit.
+//!
+//! Query semantics, as LlamaIndex 0.14.25's `SimpleVectorStore`, except where noted:
+//! - `filters`, `node_ids` and `doc_ids` restrict the candidates before
+//!   scoring. LlamaIndex ignores `doc_ids`; ragloom keeps only nodes whose
+//!   ref doc id is listed. Nested filters are evaluated (LlamaIndex raises).
+//! - Scores are cosine similarity by default (dot product or negated
+//!   Euclidean distance with [`SimpleVectorStore::with_similarity_mode`]).
+//!   A zero vector has cosine 0.0 with everything (LlamaIndex: NaN).
+//! - `similarity_top_k` results, best first; 0 means all, as in LlamaIndex.
+//!   Equal scores come out in exactly LlamaIndex's order: its
+//!   `get_top_k_embeddings` keeps a `heapq` of `(score, node_id)` tuples and
+//!   stable-sorts it by score, so among equal scores the larger ids win the
+//!   last places, and their order is the heap's layout. ragloom replays the
+//!   same heap operations (skipping those that provably leave it unchanged).
+//! - [`VectorStoreQueryMode::Mmr`] is LlamaIndex's `get_top_k_mmr_embeddings`
+//!   (threshold `mmr_threshold`, default 0.5; the scores returned are MMR
+//!   scores). The threshold comes from [`VectorStoreQuery::mmr_threshold`]
+//!   (LlamaIndex reads it from the query call's keyword arguments). Other
+//!   modes, the learner ones (SVM, regressions) included, are
+//!   [`Error::Unsupported`].
+//! - Scores are computed from the `f32` vectors, so they differ from Python's
+//!   float64 ones by about 1e-7.
+//!
+//! Adding a node without an embedding, with a non-finite value, or with a
+//! length other than the store's is an error naming the node, and leaves the
+//! store untouched (LlamaIndex accepts such nodes and fails at query time).
+//!
+//! Files: ids in `text_id_to_ref_doc_id` or `metadata_dict` without an
+//! embedding are dropped on load; a node without a `metadata_dict` entry
+//! filters as if its metadata were empty; an integer inside an embedding is
+//! written back as a float (`1` becomes `1.0`, as Python would store it).
+
+use super::filters::matches;
+use super::types::{
+    DEFAULT_PERSIST_FNAME, NAMESPACE_SEP, VectorStoreQuery, VectorStoreQueryMode,
+    VectorStoreQueryResult,
+};
+use super::{MetadataFilters, VectorStore};
+use crate::embeddings::SimilarityMode;
+use crate::embeddings::similarity::{dot, l2};
+use crate::error::{Error, Result};
+use crate::schema::{Metadata, Node, float_repr};
+use crate::utils::write_atomic;
+use async_trait::async_trait;
+use rayon::prelude::*;
+use serde::Deserializer;
+use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Below this many stored floats a query scans on the calling thread:
+/// splitting work across threads costs more than it saves on small stores.
+const PARALLEL_MIN_FLOATS: usize = 1 << 18;
+/// Below this many candidates, filters are evaluated on the calling thread.
+const PARALLEL_MIN_ROWS: usize = 4096;
+/// Smallest piece of work handed to one thread.
+const PARALLEL_CHUNK_ROWS: usize = 1024;
+
+/// The store's contents. Row `r` of every column describes one node; rows
+/// stay in insertion order (as Python's dicts do), which decides tie order.
+#[derive(Default)]
+struct Data {
+    /// Length of every vector; 0 while the store is empty.
+    dim: usize,
+    ids: Vec<String>,
+    /// Node id to row.
+    rows: HashMap<String, usize>,
+    /// `ids.len() * dim` floats, row-major, for scoring.
+    vectors: Vec<f32>,
+    /// The Euclidean norm of each row of `vectors`.
+    norms: Vec<f64>,
+    /// The values as given, same layout as `vectors`, for persisting.
+    values: Vec<f64>,
+    /// `text_id_to_ref_doc_id`: `None` only for a file that lacked the entry.
+    ref_doc_ids: Vec<Option<String>>,
+    /// `metadata_dict`: `None` only for a file that lacked the entry.
+    metadata: Vec<Option<Metadata>>,
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn row(&self, r: usize) -> &[f32] {
+        &self.vectors[r * self.dim..(r + 1) * self.dim]
+    }
+
+    /// Appends a row, or overwrites the row of an id already present (where
+    /// Python's dict assignment keeps the key's position).
+    fn upsert(
+        &mut self,
+        id: &str,
+        values: impl ExactSizeIterator<Item = f64> + Clone,
+        ref_doc_id: Option<String>,
+        metadata: Option<Metadata>,
+    ) {
+        if self.len() == 0 {
+            self.dim = values.len();
+        }
+        let vector: Vec<f32> = values.clone().map(|v| v as f32).collect();
+        let norm = dot(&vector, &vector).sqrt();
+        match self.rows.get(id) {
+            Some(&r) => {
+                let span = r * self.dim..(r + 1) * self.dim;
+                self.vectors[span.clone()].copy_from_slice(&vector);
+                for (slot, v) in self.values[span].iter_mut().zip(values) {
+                    *slot = v;
+                }
+                self.norms[r] = norm;
+                self.ref_doc_ids[r] = ref_doc_id;
+                self.metadata[r] = metadata;
+            }
+            None => {
+                self.rows.insert(id.to_string(), self.len());
+                self.ids.push(id.to_string());
+                self.vectors.extend_from_slice(&vector);
+                self.values.extend(values);
+                self.norms.push(norm);
+                self.ref_doc_ids.push(ref_doc_id);
+                self.metadata.push(metadata);
+            }
+        }
+    }
+
+    /// Drops the rows for which `keep` is false, moving the rest down in
+    /// order, so the buffers stay contiguous and scans never touch dead rows.
+    fn retain(&mut self, keep: impl Fn(usize) -> bool) {
+        let n = self.len();
+        let dim = self.dim;
+        let mut w = 0;
+        for r in 0..n {
+            if !keep(r) {
+                continue;
+            }
+            if w != r {
+                self.vectors.copy_within(r * dim..(r + 1) * dim, w * dim);
+                self.values.copy_within(r * dim..(r + 1) * dim, w * dim);
+                self.ids.swap(w, r);
+                self.norms.swap(w, r);
+                self.ref_doc_ids.swap(w, r);
+                self.metadata.swap(w, r);
+            }
+            w += 1;
+        }
+        if w == n {
+            return;
+        }
+        self.ids.truncate(w);
+        self.norms.truncate(w);
+        self.ref_doc_ids.truncate(w);
+        self.metadata.truncate(w);
+        self.vectors.truncate(w * dim);
+        self.values.truncate(w * dim);
+        // Give memory back once most of it is dead.
+        if self.vectors.capacity() > 2 * self.vectors.len() {
+            self.vectors.shrink_to_fit();
+            self.values.shrink_to_fit();
+        }
+        self.rows = self
+            .ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.clone(), i))
+            .collect();
+        if w == 0 {
+            *self = Data::default();
+        }
+    }
+}
+
+/// LlamaIndex's in-process vector store: embeddings, ref doc ids and metadata
+/// (not text: [`VectorStore::stores_text`] is false), persisted as
+/// `default__vector_store.json`. Share it as `Arc<SimpleVectorStore>`; reads
+/// run concurrently, writes take a lock.
+pub struct SimpleVectorStore {
+    data: RwLock<Data>,
+    similarity_mode: SimilarityMode,
+}
+
+impl Default for SimpleVectorStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for SimpleVectorStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let data = self.read();
+        f.debug_struct("SimpleVectorStore")
+            .field("len", &data.len())
+            .field("dim", &data.dim)
+            .field("similarity_mode", &self.similarity_mode)
+            .finish()
+    }
+}
+
+impl SimpleVectorStore {
+    /// An empty store scoring by cosine similarity.
+    pub fn new() -> Self {
+        Self {
+            data: RwLock::new(Data::default()),
+            similarity_mode: SimilarityMode::Cosine,
+        }
+    }
+
+    /// Scores with `mode` instead of cosine similarity (not persisted: the
+    /// file format has no place for it).
+    pub fn with_similarity_mode(mut self, mode: SimilarityMode) -> Self {
+        self.similarity_mode = mode;
+        self
+    }
+
+    /// How this store scores.
+    pub fn similarity_mode(&self) -> SimilarityMode {
+        self.similarity_mode
+    }
+
+    /// Loads a store persisted at `persist_path` (by ragloom or by LlamaIndex).
+    /// A missing file is an [`Error::Io`], a malformed one an
+    /// [`Error::CorruptFile`]; both name the file. Unknown top-level keys are ignored.
+    pub fn from_persist_path(persist_path: impl AsRef<Path>) -> Result<Self> {
+        let path = persist_path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| Error::io("reading", path, e))?;
+        let mut de = serde_json::Deserializer::from_slice(&bytes);
+        let data = FileSeed
+            .deserialize(&mut de)
+            .and_then(|d| de.end().map(|()| d))
+            .map_err(|e| Error::corrupt(path, e))?;
+        Ok(Self {
+            data: RwLock::new(data),
+            similarity_mode: SimilarityMode::Cosine,
+        })
+    }
+
+    /// Loads `{namespace}__vector_store.json` from `persist_dir` (LlamaIndex
+    /// `from_persist_dir`; the default namespace is `"default"`).
+    pub fn from_persist_dir(persist_dir: impl AsRef<Path>, namespace: &str) -> Result<Self> {
+        Self::from_persist_path(Self::persist_path_in(persist_dir, namespace))
+    }
+
+    /// Where a store of `namespace` lives inside `persist_dir`.
+    pub fn persist_path_in(persist_dir: impl AsRef<Path>, namespace: &str) -> PathBuf {
+        persist_dir
+            .as_ref()
+            .join(format!("{namespace}{NAMESPACE_SEP}{DEFAULT_PERSIST_FNAME}"))
+    }
+
+    /// How many vectors the store holds.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// Whether the store holds no vector.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The length of the stored vectors (`None` while empty).
+    pub fn dim(&self) -> Option<usize> {
+        let data = self.read();
+        (data.len() > 0).then_some(data.dim)
+    }
+
+    /// The stored node ids, in insertion order.
+    pub fn node_ids(&self) -> Vec<String> {
+        self.read().ids.clone()
+    }
+
+    /// The embedding stored for `text_id` (LlamaIndex `get`), as given.
+    pub fn get(&self, text_id: &str) -> Result<Vec<f64>> {
+        let data = self.read();
+        let r = *data
+            .rows
+            .get(text_id)
+            .ok_or_else(|| Error::NotFound(format!("node `{text_id}` in SimpleVectorStore")))?;
+        Ok(data.values[r * data.dim..(r + 1) * data.dim].to_vec())
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Data> {
+        // A panic elsewhere while holding the lock cannot leave `Data`
+        // half-updated in a way queries would trip on: every mutation
+        // validates first, so the data is still usable.
+        self.data.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Data> {
+        self.data.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn add_nodes(&self, nodes: &[Node]) -> Result<Vec<String>> {
+        let mut data = self.write();
+        // Validate everything first, so a bad node leaves the store untouched.
+        let mut dim = (data.len() > 0).then_some(data.dim);
+        for node in nodes {
+            let embedding = node.embedding.as_ref().ok_or_else(|| {
+                Error::InvalidInput(format!("node `{}` has no embedding", node.id_))
+            })?;
+            if embedding.is_empty() {
+                return Err(Error::InvalidInput(format!(
+                    "node `{}` has an empty embedding",
+                    node.id_
+                )));
+            }
+            if embedding.iter().any(|v| !v.is_finite()) {
+                return Err(Error::InvalidInput(format!(
+                    "node `{}` has a non-finite value in its embedding",
+                    node.id_
+                )));
+            }
+            match dim {
+                Some(d) if d != embedding.len() => {
+                    return Err(Error::InvalidInput(format!(
+                        "node `{}` has an embedding of {} dimensions, the store holds {d}",
+                        node.id_,
+                        embedding.len()
+                    )));
+                }
+                _ => dim = Some(embedding.len()),
+            }
+        }
+        let mut ids = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            let embedding = node.embedding.as_deref().unwrap_or_default();
+            let ref_doc_id = node.ref_doc_id().unwrap_or("None").to_string();
+            data.upsert(
+                &node.id_,
+                embedding.iter().map(|v| f64::from(*v)),
+                Some(ref_doc_id),
+                Some(metadata_dict_entry(node)),
+            );
+            ids.push(node.id_.clone());
+        }
+        Ok(ids)
+    }
+
+    fn query_sync(&self, query: &VectorStoreQuery) -> Result<VectorStoreQueryResult> {
+        if !matches!(
+            query.mode,
+            VectorStoreQueryMode::Default | VectorStoreQueryMode::Mmr
+        ) {
+            return Err(Error::Unsupported(format!(
+                "SimpleVectorStore does not support query mode `{}`",
+                query.mode.as_str()
+            )));
+        }
+        let embedding = query
+            .query_embedding
+            .as_deref()
+            .ok_or_else(|| Error::InvalidInput("the query has no query_embedding".to_string()))?;
+        let data = self.read();
+        if data.len() == 0 {
+            return Ok(VectorStoreQueryResult::default());
+        }
+        if embedding.len() != data.dim {
+            return Err(Error::InvalidInput(format!(
+                "the query embedding has {} dimensions, the store holds {}",
+                embedding.len(),
+                data.dim
+            )));
+        }
+        if embedding.iter().any(|v| !v.is_finite()) {
+            return Err(Error::InvalidInput(
+                "the query embedding holds a non-finite value".to_string(),
+            ));
+        }
+        if query.filters.is_some() && data.metadata.iter().all(Option::is_none) {
+            return Err(Error::InvalidInput(
+                "cannot filter a SimpleVectorStore persisted without metadata; \
+                 rebuild it with metadata to enable filtering"
+                    .to_string(),
+            ));
+        }
+        let candidates = candidates(&data, query);
+        let scorer = Scorer::new(&data, embedding, self.similarity_mode);
+        let scores = scorer.score_rows(candidates.as_deref(), data.len());
+        let rows = |i: usize| candidates.as_ref().map_or(i, |c| c[i]);
+        let picked = match query.mode {
+            VectorStoreQueryMode::Mmr => {
+                let threshold = query.mmr_threshold.map_or(0.5, widen_decimal);
+                mmr(&scorer, &scores, rows, query.similarity_top_k, threshold)
+            }
+            _ => python_top_k(&scores, &data.ids, rows, query.similarity_top_k),
+        };
+        let (similarities, ids) = picked
+            .into_iter()
+            .map(|(score, row)| (score as f32, data.ids[row].clone()))
+            .unzip();
+        Ok(VectorStoreQueryResult {
+            nodes: None,
+            similarities,
+            ids,
+        })
+    }
+
+    fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let data = self.read();
+        let mut num = String::new();
+        out.write_all(b"{\"embedding_dict\": {")?;
+        for r in 0..data.len() {
+            if r > 0 {
+                out.write_all(b", ")?;
+            }
+            write_py_str(out, &data.ids[r])?;
+            out.write_all(b": [")?;
+            for (i, v) in data.values[r * data.dim..(r + 1) * data.dim]
+                .iter()
+                .enumerate()
+            {
+                if i > 0 {
+                    out.write_all(b", ")?;
+                }
+                num.clear();
+                num.push_str(&float_repr(*v));
+                out.write_all(num.as_bytes())?;
+            }
+            out.write_all(b"]")?;
+        }
+        out.write_all(b"}, \"text_id_to_ref_doc_id\": {")?;
+        let mut first = true;
+        for (r, ref_doc_id) in data.ref_doc_ids.iter().enumerate() {
+            if let Some(ref_doc_id) = ref_doc_id {
+                if !std::mem::take(&mut first) {
+                    out.write_all(b", ")?;
+                }
+                write_py_str(out, &data.ids[r])?;
+                out.write_all(b": ")?;
+                write_py_str(out, ref_doc_id)?;
+            }
+        }
+        out.write_all(b"}, \"metadata_dict\": {")?;
+        let mut first = true;
+        for (r, metadata) in data.metadata.iter().enumerate() {
+            if let Some(metadata) = metadata {
+                if !std::mem::take(&mut first) {
+                    out.write_all(b", ")?;
+                }
+                write_py_str(out, &data.ids[r])?;
+                out.write_all(b": ")?;
+                write_py_object(out, metadata)?;
+            }
+        }
+        out.write_all(b"}}")
+    }
+}
+
+/// What LlamaIndex stores in `metadata_dict` for a node:
+/// `node_to_metadata_dict(node, remove_text=True, flat_metadata=False)`
+/// without `_node_content`, i.e. the node's metadata then `_node_type`,
+/// `document_id`, `doc_id` and `ref_doc_id` (overwriting same-named keys in place).
+fn metadata_dict_entry(node: &Node) -> Metadata {
+    let mut metadata = node.metadata.clone();
+    let ref_doc_id = Value::String(node.ref_doc_id().unwrap_or("None").to_string());
+    metadata.insert(
+        "_node_type".into(),
+        Value::String(node.class_name().to_string()),
+    );
+    metadata.insert("document_id".into(), ref_doc_id.clone());
+    metadata.insert("doc_id".into(), ref_doc_id.clone());
+    metadata.insert("ref_doc_id".into(), ref_doc_id);
+    metadata
+}
+
+/// An `f32` setting as the decimal the user wrote (0.3, not 0.30000001192...),
+/// so that MMR arithmetic matches Python's to the last bit where it can.
+fn widen_decimal(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(f64::from(x))
+}
+
+/// The rows a query may return, in row order; `None` when every row may.
+fn candidates(data: &Data, query: &VectorStoreQuery) -> Option<Vec<usize>> {
+    let filters = query.filters.as_ref().filter(|f| !f.is_empty());
+    if filters.is_none() && query.node_ids.is_none() && query.doc_ids.is_none() {
+        return None;
+    }
+    let doc_ids: Option<HashSet<&str>> = query
+        .doc_ids
+        .as_ref()
+        .map(|d| d.iter().map(String::as_str).collect());
+    let keep = |r: usize| {
+        let in_docs = doc_ids.as_ref().is_none_or(|docs| {
+            data.ref_doc_ids[r]
+                .as_deref()
+                .is_some_and(|d| docs.contains(d))
+        });
+        if !in_docs {
+            return false;
+        }
+        match filters {
+            Some(f) => row_matches(data, r, f),
+            None => true,
+        }
+    };
+    // A short id list is looked up rather than scanned for.
+    let pool: Vec<usize> = match &query.node_ids {
+        Some(ids) => {
+            let mut rows: Vec<usize> = ids
+                .iter()
+                .filter_map(|id| data.rows.get(id))
+                .copied()
+                .collect();
+            rows.sort_unstable();
+            rows.dedup();
+            rows
+        }
+        None => (0..data.len()).collect(),
+    };
+    Some(if pool.len() >= PARALLEL_MIN_ROWS {
+        pool.into_par_iter()
+            .with_min_len(PARALLEL_CHUNK_ROWS)
+            .filter(|&r| keep(r))
+            .collect()
+    } else {
+        pool.into_iter().filter(|&r| keep(r)).collect()
+    })
+}
+
+fn row_matches(data: &Data, r: usize, filters: &MetadataFilters) -> bool {
+    static EMPTY: std::sync::OnceLock<Metadata> = std::sync::OnceLock::new();
+    let metadata = data.metadata[r]
+        .as_ref()
+        .unwrap_or_else(|| EMPTY.get_or_init(Metadata::new));
+    matches(filters, metadata)
+}
+
+/// Scores rows against one query embedding.
+struct Scorer<'a> {
+    data: &'a Data,
+    query: &'a [f32],
+    query_norm: f64,
+    mode: SimilarityMode,
+}
+
+impl<'a> Scorer<'a> {
+    fn new(data: &'a Data, query: &'a [f32], mode: SimilarityMode) -> Self {
+        Self {
+            data,
+            query,
+            query_norm: dot(query, query).sqrt(),
+            mode,
+        }
+    }
+
+    /// The similarity of row `r` with the query, never NaN.
+    fn score(&self, r: usize) -> f64 {
+        self.similarity(self.query, self.query_norm, r)
+    }
+
+    /// The similarity of two stored rows (MMR's redundancy term).
+    fn between(&self, a: usize, b: usize) -> f64 {
+        self.similarity(self.data.row(a), self.data.norms[a], b)
+    }
+
+    /// The similarity of `v` (whose norm is `norm`) with row `r`; NaN (from
+    /// values overflowing `f32`) ranks below everything.
+    fn similarity(&self, v: &[f32], norm: f64, r: usize) -> f64 {
+        let row = self.data.row(r);
+        let s = match self.mode {
+            // Same grouping as numpy's `dot / (norm(q) * norm(row))`, so equal
+            // scores in Python are equal here too.
+            SimilarityMode::Cosine => cosine(dot(v, row), norm, self.data.norms[r]),
+            SimilarityMode::DotProduct => dot(v, row),
+            SimilarityMode::Euclidean => -l2(v, row),
+        };
+        if s.is_nan() { f64::NEG_INFINITY } else { s }
+    }
+
+    /// Scores of `rows` (every row when `None`), in order.
+    fn score_rows(&self, rows: Option<&[usize]>, total: usize) -> Vec<f64> {
+        let n = rows.map_or(total, <[usize]>::len);
+        let parallel = n * self.data.dim >= PARALLEL_MIN_FLOATS;
+        match (rows, parallel) {
+            (None, false) => (0..n).map(|r| self.score(r)).collect(),
+            (Some(rows), false) => rows.iter().map(|&r| self.score(r)).collect(),
+            (None, true) => (0..n)
+                .into_par_iter()
+                .with_min_len(PARALLEL_CHUNK_ROWS)
+                .map(|r| self.score(r))
+                .collect(),
+            (Some(rows), true) => rows
+                .par_iter()
+                .with_min_len(PARALLEL_CHUNK_ROWS)
+                .map(|&r| self.score(r))
+                .collect(),
+        }
+    }
+}
+
+fn cosine(dot: f64, norm_a: f64, norm_b: f64) -> f64 {
+    if norm_a == 0.0 || norm_b == 0.0 {
+        0.0
+    } else {
+        dot / (norm_a * norm_b)
+    }
+}
+
+/// LlamaIndex's `get_top_k_embeddings`, result for result and in the same
+/// order: `heapq.heappush((score, id))` for every candidate, `heappop` when
+/// the heap outgrows `k` (0: never), then a stable sort by score, descending.
+///
+/// A push followed by a pop of an item smaller than the heap's root leaves
+/// the heap exactly as it was, so such candidates (almost all, on a large
+/// store) cost one comparison. Returns `(score, row)` pairs.
+fn python_top_k(
+    scores: &[f64],
+    ids: &[String],
+    row_of: impl Fn(usize) -> usize,
+    k: usize,
+) -> Vec<(f64, usize)> {
+    // Python compares the tuples: score first, then the id string.
+    let less = |a: &(f64, usize), b: &(f64, usize)| {
+        if a.0 == b.0 {
+            ids[a.1] < ids[b.1]
+        } else {
+            a.0 < b.0
+        }
+    };
+    let bound = if k == 0 {
+        scores.len()
+    } else {
+        k.min(scores.len())
+    };
+    let mut heap: Vec<(f64, usize)> = Vec::with_capacity(bound + 1);
+    for (i, &score) in scores.iter().enumerate() {
+        let item = (score, row_of(i));
+        if k > 0 && heap.len() == k && less(&item, &heap[0]) {
+            continue;
+        }
+        heap.push(item);
+        let last = heap.len() - 1;
+        sift_down(&mut heap, 0, last, &less);
+        if k > 0 && heap.len() > k {
+            heap_pop(&mut heap, &less);
+        }
+    }
+    heap.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+    heap
+}
+
+/// `heapq._siftdown`: moves the item at `pos` up towards `start`.
+fn sift_down<T: Copy>(
+    heap: &mut [T],
+    start: usize,
+    mut pos: usize,
+    less: &impl Fn(&T, &T) -> bool,
+) {
+    let item = heap[pos];
+    while pos > start {
+        let parent = (pos - 1) / 2;
+        if less(&item, &heap[parent]) {
+            heap[pos] = heap[parent];
+            pos = parent;
+        } else {
+            break;
+        }
+    }
+    heap[pos] = item;
+}
+
+/// `heapq._siftup`: sends the item at `pos` to a leaf along smaller
+/// children, then back up with `sift_down`.
+fn sift_up<T: Copy>(heap: &mut [T], mut pos: usize, less: &impl Fn(&T, &T) -> bool) {
+    let end = heap.len();
+    let start = pos;
+    let item = heap[pos];
+    let mut child = 2 * pos + 1;
+    while child < end {
+        let right = child + 1;
+        if right < end && !less(&heap[child], &heap[right]) {
+            child = right;
+        }
+        heap[pos] = heap[child];
+        pos = child;
+        child = 2 * pos + 1;
+    }
+    heap[pos] = item;
+    sift_down(heap, start, pos, less);
+}
+
+/// `heapq.heappop`, discarding the smallest item.
+fn heap_pop<T: Copy>(heap: &mut Vec<T>, less: &impl Fn(&T, &T) -> bool) {
+    let Some(last) = heap.pop() else { return };
+    if !heap.is_empty() {
+        heap[0] = last;
+        sift_up(heap, 0, less);
+    }
+}
+
+/// LlamaIndex's `get_top_k_mmr_embeddings`: the first pick maximises
+/// `threshold * score`; each next pick maximises
+/// `threshold * score - (1 - threshold) * similarity(candidate, previous pick)`
+/// (only the latest pick, as in LlamaIndex). Ties go to the earliest row.
+fn mmr(
+    scorer: &Scorer<'_>,
+    scores: &[f64],
+    row_of: impl Fn(usize) -> usize,
+    k: usize,
+    threshold: f64,
+) -> Vec<(f64, usize)> {
+    let n = scores.len();
+    let mut best: Option<(f64, usize)> = None;
+    for (i, s) in scores.iter().enumerate() {
+        let v = s * threshold;
+        if best.is_none_or(|(b, _)| v > b) {
+            best = Some((v, i));
+        }
+    }
+    let mut remaining: Vec<usize> = (0..n).collect();
+    let want = if k == 0 { n } else { k.min(n) };
+    let mut out = Vec::with_capacity(want);
+    while out.len() < want {
+        let Some((score, pick)) = best else { break };
+        out.push((score, row_of(pick)));
+        remaining.retain(|&i| i != pick);
+        best = None;
+        for &i in &remaining {
+            let overlap = scorer.between(row_of(i), row_of(pick));
+            let v = threshold * scores[i] - (1.0 - threshold) * overlap;
+            if best.is_none_or(|(b, _)| v > b) {
+                best = Some((v, i));
+            }
+        }
+    }
+    out
+}
+
+#[async_trait]
+impl VectorStore for SimpleVectorStore {
+    fn stores_text(&self) -> bool {
+        false
+    }
+
+    async fn add(&self, nodes: &[Node]) -> Result<Vec<String>> {
+        self.add_nodes(nodes)
+    }
+
+    async fn delete(&self, ref_doc_id: &str) -> Result<()> {
+        let mut data = self.write();
+        let doomed: Vec<bool> = data
+            .ref_doc_ids
+            .iter()
+            .map(|d| d.as_deref() == Some(ref_doc_id))
+            .collect();
+        data.retain(|r| !doomed[r]);
+        Ok(())
+    }
+
+    /// Deletes the listed nodes that also match `filters`. With no ids,
+    /// deletes every node matching `filters`; with neither, deletes nothing
+    /// (LlamaIndex would delete everything: use [`VectorStore::clear`]).
+    async fn delete_nodes(
+        &self,
+        node_ids: &[String],
+        filters: Option<&MetadataFilters>,
+    ) -> Result<()> {
+        if node_ids.is_empty() && filters.is_none() {
+            return Ok(());
+        }
+        let mut data = self.write();
+        let listed: HashSet<&str> = node_ids.iter().map(String::as_str).collect();
+        let doomed: Vec<bool> = (0..data.len())
+            .map(|r| {
+                (listed.is_empty() || listed.contains(data.ids[r].as_str()))
+                    && filters.is_none_or(|f| row_matches(&data, r, f))
+            })
+            .collect();
+        data.retain(|r| !doomed[r]);
+        Ok(())
+    }
+
+    async fn query(&self, query: &VectorStoreQuery) -> Result<VectorStoreQueryResult> {
+        self.query_sync(query)
+    }
+
+    async fn clear(&self) -> Result<()> {
+        *self.write() = Data::default();
+        Ok(())
+    }
+
+    /// Writes the store to `persist_path` as LlamaIndex's `json.dump` writes
+    /// it (same keys, order, separators, number formats and `\uXXXX` escapes),
+    /// streaming, through a temporary file renamed into place.
+    async fn persist(&self, persist_path: &Path) -> Result<()> {
+        write_atomic(persist_path, |out| self.write_json(out))
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+// ---- reading the file -------------------------------------------------------
+
+/// Reads a whole `vector_store.json` straight into [`Data`], the vectors
+/// into the contiguous buffers without an intermediate JSON tree.
+struct FileSeed;
+
+impl<'de> DeserializeSeed<'de> for FileSeed {
+    type Value = Data;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Data, D::Error> {
+        deserializer.deserialize_map(FileVisitor)
+    }
+}
+
+struct FileVisitor;
+
+impl<'de> Visitor<'de> for FileVisitor {
+    type Value = Data;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a SimpleVectorStore object with `embedding_dict`")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Data, A::Error> {
+        let mut data = Data::default();
+        let mut refs: Option<serde_json::Map<String, Value>> = None;
+        let mut metadata: Option<serde_json::Map<String, Value>> = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "embedding_dict" => map.next_value_seed(EmbeddingDictSeed(&mut data))?,
+                "text_id_to_ref_doc_id" => refs = map.next_value()?,
+                "metadata_dict" => metadata = map.next_value()?,
+                _ => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        // Entries for ids without an embedding cannot be queried; they are dropped.
+        for (id, value) in refs.unwrap_or_default() {
+            let Some(&r) = data.rows.get(&id) else {
+                continue;
+            };
+            data.ref_doc_ids[r] = match value {
+                Value::String(s) => Some(s),
+                Value::Null => None,
+                other => {
+                    return Err(de::Error::custom(format!(
+                        "text_id_to_ref_doc_id of `{id}` is not a string: {other}"
+                    )));
+                }
+            };
+        }
+        for (id, value) in metadata.unwrap_or_default() {
+            let Some(&r) = data.rows.get(&id) else {
+                continue;
+            };
+            data.metadata[r] = match value {
+                Value::Object(m) => Some(m),
+                Value::Null => None,
+                other => {
+                    return Err(de::Error::custom(format!(
+                        "metadata_dict of `{id}` is not an object: {other}"
+                    )));
+                }
+            };
+        }
+        Ok(data)
+    }
+}
+
+struct EmbeddingDictSeed<'a>(&'a mut Data);
+
+impl<'de> DeserializeSeed<'de> for EmbeddingDictSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EmbeddingDictSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("`embedding_dict`: an object of node id to list of numbers")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let data = self.0;
+        let mut row: Vec<f64> = Vec::new();
+        while let Some(id) = map.next_key::<String>()? {
+            row.clear();
+            map.next_value_seed(RowSeed(&mut row))
+                .map_err(|e| de::Error::custom(format!("embedding of `{id}`: {e}")))?;
+            if row.is_empty() {
+                return Err(de::Error::custom(format!("embedding of `{id}` is empty")));
+            }
+            if data.len() > 0 && row.len() != data.dim {
+                return Err(de::Error::custom(format!(
+                    "embedding of `{id}` has {} values, the others have {}",
+                    row.len(),
+                    data.dim
+                )));
+            }
+            data.upsert(&id, row.iter().copied(), None, None);
+        }
+        Ok(())
+    }
+}
+
+/// One embedding: a list of numbers, appended to a reused buffer.
+struct RowSeed<'a>(&'a mut Vec<f64>);
+
+impl<'de> DeserializeSeed<'de> for RowSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RowSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of numbers")
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(v) = seq.next_element::<f64>()? {
+            self.0.push(v);
+        }
+        Ok(())
+    }
+}
+
+// ---- writing the file as Python's json.dump does ------------------------------
+
+/// A string as `json.dump` writes it with `ensure_ascii=True`: everything
+/// outside printable ASCII as `\uXXXX` (surrogate pairs beyond the BMP).
+fn write_py_str(out: &mut dyn Write, s: &str) -> std::io::Result<()> {
+    out.write_all(b"\"")?;
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let escape: Option<&[u8]> = match c {
+            '"' => Some(b"\\\""),
+            '\\' => Some(b"\\\\"),
+            '\n' => Some(b"\\n"),
+            '\r' => Some(b"\\r"),
+            '\t' => Some(b"\\t"),
+            '\u{8}' => Some(b"\\b"),
+            '\u{c}' => Some(b"\\f"),
+            ' '..='~' => continue,
+            _ => None,
+        };
+        out.write_all(&s.as_bytes()[start..i])?;
+        start = i + c.len_utf8();
+        match escape {
+            Some(e) => out.write_all(e)?,
+            None => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    write!(out, "\\u{unit:04x}")?;
+                }
+            }
+        }
+    }
+    out.write_all(&s.as_bytes()[start..])?;
+    out.write_all(b"\"")
+}
+
+fn write_py_object(
+    out: &mut dyn Write,
+    map: &serde_json::Map<String, Value>,
+) -> std::io::Result<()> {
+    out.write_all(b"{")?;
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b", ")?;
+        }
+        write_py_str(out, k)?;
+        out.write_all(b": ")?;
+        write_py_value(out, v)?;
+    }
+    out.write_all(b"}")
+}
+
+fn write_py_value(out: &mut dyn Write, value: &Value) -> std::io::Result<()> {
+    match value {
+        Value::Null => out.write_all(b"null"),
+        Value::Bool(true) => out.write_all(b"true"),
+        Value::Bool(false) => out.write_all(b"false"),
+        Value::Number(n) if n.is_f64() => {
+            out.write_all(float_repr(n.as_f64().unwrap_or(f64::NAN)).as_bytes())
+        }
+        Value::Number(n) => write!(out, "{n}"),
+        Value::String(s) => write_py_str(out, s),
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b", ")?;
+                }
+                write_py_value(out, item)?;
+            }
+            out.write_all(b"]")
+        }
+        Value::Object(map) => write_py_object(out, map),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_heap_keeps_largest_ids_among_ties() {
+        let ids: Vec<String> = ["b", "a", "d", "c"].iter().map(|s| s.to_string()).collect();
+        let scores = [1.0, 1.0, 1.0, 1.0];
+        let top = python_top_k(&scores, &ids, |i| i, 2);
+        // Python: [(1.0,'c'), (1.0,'d')] stays in heap order after the stable sort.
+        let got: Vec<&str> = top.iter().map(|(_, r)| ids[*r].as_str()).collect();
+        assert_eq!(got, ["c", "d"]);
+    }
+
+    #[test]
+    fn strings_escape_as_python_json() {
+        let mut out = Vec::new();
+        let _ = write_py_str(&mut out, "a\"\\\n\u{7f}é😀\u{1}");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            r#""a\"\\\n\u007f\u00e9\ud83d\ude00\u0001""#
+        );
+    }
+}
