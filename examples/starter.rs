@@ -15,15 +15,19 @@ use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    let question = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "What did the White Rabbit take out of its waistcoat-pocket?".to_string());
+    let question = std::env::args().nth(1).unwrap_or_else(|| {
+        "What did the White Rabbit take out of its waistcoat-pocket?".to_string()
+    });
     let data_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
     let persist_dir = Path::new("./storage");
 
     // 1. Load: every file of the folder becomes a Document with file metadata.
     let documents = SimpleDirectoryReader::new(&data_dir).load_data().await?;
-    println!("Loaded {} documents from {}", documents.len(), data_dir.display());
+    println!(
+        "Loaded {} documents from {}",
+        documents.len(),
+        data_dir.display()
+    );
 
     // 2. Index: split into nodes (SentenceSplitter, 1024 tokens), embed, store.
     let embed_model: Arc<dyn Embedding> = Arc::new(HashEmbedding::new(384));
@@ -40,16 +44,36 @@ async fn main() -> Result<()> {
 
     // 4. Query. No LLM is configured here, so the retrieved context is the output.
     let retriever = index.as_retriever().similarity_top_k(3);
-    let nodes = retriever.retrieve(&QueryBundle::new(question.as_str())).await?;
+    let nodes = retriever
+        .retrieve(&QueryBundle::new(question.as_str()))
+        .await?;
     println!("Question: {question}\n");
-    println!("No LLM configured: this is the retrieved context, not an answer. Most relevant first:\n");
+    println!(
+        "No LLM configured: this is the retrieved context, not an answer. Most relevant first:\n"
+    );
     for (rank, n) in nodes.iter().enumerate() {
-        let file = n.node.metadata.get("file_name").and_then(|v| v.as_str()).unwrap_or("?");
-        let (start, end) = (n.node.start_char_idx.unwrap_or(0), n.node.end_char_idx.unwrap_or(0));
-        println!("[{}] score {:.3} — {file}, characters {start}..{end}", rank + 1, n.get_score());
+        let file = n
+            .node
+            .metadata
+            .get("file_name")
+            .and_then(|v| v.as_str())
+            .unwrap_or("?");
+        let (start, end) = (
+            n.node.start_char_idx.unwrap_or(0),
+            n.node.end_char_idx.unwrap_or(0),
+        );
+        println!(
+            "[{}] score {:.3} — {file}, characters {start}..{end}",
+            rank + 1,
+            n.get_score()
+        );
         let text = n.node.get_text().trim();
         let preview: String = text.chars().take(400).collect();
-        let more = if text.chars().count() > 400 { " …" } else { "" };
+        let more = if text.chars().count() > 400 {
+            " …"
+        } else {
+            ""
+        };
         println!("{}{more}\n", preview.replace('\n', " "));
     }
     Ok(())

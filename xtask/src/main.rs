@@ -33,7 +33,10 @@ fn main() -> ExitCode {
 type Result<T = ()> = std::result::Result<T, String>;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 fn cargo() -> Command {
@@ -44,8 +47,14 @@ fn cargo() -> Command {
 
 fn run(step: &str, mut cmd: Command) -> Result {
     eprintln!("==> {step}");
-    let status = cmd.status().map_err(|e| format!("{step}: could not start: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("{step} failed ({status})")) }
+    let status = cmd
+        .status()
+        .map_err(|e| format!("{step}: could not start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{step} failed ({status})"))
+    }
 }
 
 fn ci() -> Result {
@@ -54,7 +63,14 @@ fn ci() -> Result {
     run("cargo fmt --check", fmt)?;
 
     let mut clippy = cargo();
-    clippy.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    clippy.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]);
     run("cargo clippy -D warnings", clippy)?;
 
     let mut test = cargo();
@@ -64,15 +80,22 @@ fn ci() -> Result {
             test.env("RAGLOOM_PYTHON", py);
         }
         Err(e) if env::var_os("CI").is_some() => return Err(format!("Python reference: {e}")),
-        Err(e) => eprintln!("warning: no Python reference ({e}); interop tests that need it will skip"),
+        Err(e) => {
+            eprintln!("warning: no Python reference ({e}); interop tests that need it will skip")
+        }
     }
     run("cargo test --workspace", test)?;
 
     let mut doc = cargo();
-    doc.args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings");
+    doc.args(["doc", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings");
     run("cargo doc -D warnings", doc)?;
 
-    if Command::new("cargo").args(["deny", "--version"]).output().is_ok_and(|o| o.status.success()) {
+    if Command::new("cargo")
+        .args(["deny", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
         let mut deny = cargo();
         deny.args(["deny", "check"]);
         run("cargo deny check", deny)?;
@@ -101,11 +124,16 @@ fn python_reference() -> Result<PathBuf> {
         .unwrap_or_else(|| root().join("target"));
     let venv = cache.join("pyref-llama-index-core-0.14.25");
     let py = venv.join("bin").join("python");
-    let check = Command::new(&py).args(["-c", "import llama_index.core"]).output();
+    let check = Command::new(&py)
+        .args(["-c", "import llama_index.core"])
+        .output();
     if check.is_ok_and(|o| o.status.success()) {
         return Ok(py);
     }
-    eprintln!("==> setting up the Python reference ({LLAMA_INDEX_CORE}) in {}", venv.display());
+    eprintln!(
+        "==> setting up the Python reference ({LLAMA_INDEX_CORE}) in {}",
+        venv.display()
+    );
     let mut mk = Command::new("python3");
     mk.args(["-m", "venv"]).arg(&venv);
     run("python3 -m venv", mk)?;

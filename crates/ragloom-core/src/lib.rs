@@ -42,14 +42,14 @@ pub mod vector_stores;
 
 pub use data_structs::IndexStruct;
 pub use error::{Error, Result};
-pub use schema::*;
 pub use llms::{
     ChatMessage, ChatResponse, CompletionResponse, Llm, LlmMetadata, MessageRole, MockLlm,
 };
+pub use node_parser::{NodeParser, SentenceSplitter, TextSplitter, TokenTextSplitter};
+pub use schema::*;
+pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
 pub use tools::{FunctionTool, Tool, ToolMetadata, ToolOutput};
 pub use transform::TransformComponent;
-pub use node_parser::{NodeParser, SentenceSplitter, TextSplitter, TokenTextSplitter};
-pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
 
 pub use embeddings::{Embedding, HashEmbedding, MockEmbedding, SimilarityMode};
 pub use vector_stores::{
@@ -68,8 +68,12 @@ pub mod prelude {
     pub use crate::readers::{Reader, SimpleDirectoryReader};
     pub use crate::response_synthesizers::ResponseMode;
     pub use crate::retrievers::Retriever;
-    pub use crate::schema::{Document, MetadataMode, Node, NodeWithScore, QueryBundle, Response, TextNode};
+    pub use crate::schema::{
+        Document, MetadataMode, Node, NodeWithScore, QueryBundle, Response, TextNode,
+    };
     pub use crate::storage::StorageContext;
     pub use crate::transform::TransformComponent;
-    pub use crate::vector_stores::{MetadataFilter, MetadataFilters, SimpleVectorStore, VectorStore};
+    pub use crate::vector_stores::{
+        MetadataFilter, MetadataFilters, SimpleVectorStore, VectorStore,
+    };
 }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn data(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(p)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(p)
 }
 
 fn docs() -> Vec<Document> {
@@ -28,7 +30,11 @@ fn docs() -> Vec<Document> {
 }
 
 async fn build(dim: usize) -> VectorStoreIndex {
-    let splitter = SentenceSplitter::new().chunk_size(24).chunk_overlap(4).build().unwrap();
+    let splitter = SentenceSplitter::new()
+        .chunk_size(24)
+        .chunk_overlap(4)
+        .build()
+        .unwrap();
     VectorStoreIndex::builder(Arc::new(HashEmbedding::new(dim)))
         .transformations(vec![Arc::new(splitter)])
         .from_documents(&docs())
@@ -37,21 +43,41 @@ async fn build(dim: usize) -> VectorStoreIndex {
 }
 
 fn ids_scores(nodes: &[NodeWithScore]) -> (Vec<String>, Vec<f32>) {
-    (nodes.iter().map(|n| n.node.id_.clone()).collect(), nodes.iter().map(|n| n.get_score()).collect())
+    (
+        nodes.iter().map(|n| n.node.id_.clone()).collect(),
+        nodes.iter().map(|n| n.get_score()).collect(),
+    )
 }
 
 #[tokio::test]
 async fn python_index_loads_and_answers_the_same_top_k() {
-    let sc = StorageContext::from_persist_dir(data("interop/python_index")).await.unwrap();
-    let index = load_index_from_storage(sc, Arc::new(MockEmbedding::new(8)), None).await.unwrap();
+    let sc = StorageContext::from_persist_dir(data("interop/python_index"))
+        .await
+        .unwrap();
+    let index = load_index_from_storage(sc, Arc::new(MockEmbedding::new(8)), None)
+        .await
+        .unwrap();
     assert_eq!(index.index_id(), "python-index");
-    let expected: Value = serde_json::from_str(&std::fs::read_to_string(data("interop/python_topk.json")).unwrap()).unwrap();
-    assert_eq!(index.index_struct().nodes_dict.len() as u64, expected["num_nodes"].as_u64().unwrap());
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("interop/python_topk.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        index.index_struct().nodes_dict.len() as u64,
+        expected["num_nodes"].as_u64().unwrap()
+    );
     for case in expected["results"].as_array().unwrap() {
         let q: Vec<f32> = serde_json::from_value(case["query"].clone()).unwrap();
         let k = case["k"].as_u64().unwrap() as usize;
-        let bundle = QueryBundle { embedding: Some(q), ..QueryBundle::new("") };
-        let got = index.as_retriever().similarity_top_k(k).retrieve(&bundle).await.unwrap();
+        let bundle = QueryBundle {
+            embedding: Some(q),
+            ..QueryBundle::new("")
+        };
+        let got = index
+            .as_retriever()
+            .similarity_top_k(k)
+            .retrieve(&bundle)
+            .await
+            .unwrap();
         let want_ids: Vec<String> = serde_json::from_value(case["ids"].clone()).unwrap();
         let want_scores: Vec<f64> = serde_json::from_value(case["scores"].clone()).unwrap();
         let want_texts: Vec<String> = serde_json::from_value(case["texts"].clone()).unwrap();
@@ -60,18 +86,31 @@ async fn python_index_loads_and_answers_the_same_top_k() {
         for (a, b) in scores.iter().zip(&want_scores) {
             assert!((*a as f64 - b).abs() < 1e-5, "score {a} vs Python {b}");
         }
-        let texts: Vec<String> = got.iter().map(|n| n.node.get_content(MetadataMode::All)).collect();
+        let texts: Vec<String> = got
+            .iter()
+            .map(|n| n.node.get_content(MetadataMode::None))
+            .collect();
         assert_eq!(texts, want_texts);
     }
 }
 
 #[tokio::test]
 async fn python_index_persists_back_unchanged() {
-    let sc = StorageContext::from_persist_dir(data("interop/python_index")).await.unwrap();
+    let sc = StorageContext::from_persist_dir(data("interop/python_index"))
+        .await
+        .unwrap();
     let out = tempfile::tempdir().unwrap();
     sc.persist(out.path()).await.unwrap();
-    for f in ["docstore.json", "index_store.json", "default__vector_store.json", "graph_store.json", "image__vector_store.json"] {
-        let a: Value = serde_json::from_slice(&std::fs::read(data("interop/python_index").join(f)).unwrap()).unwrap();
+    for f in [
+        "docstore.json",
+        "index_store.json",
+        "default__vector_store.json",
+        "graph_store.json",
+        "image__vector_store.json",
+    ] {
+        let a: Value =
+            serde_json::from_slice(&std::fs::read(data("interop/python_index").join(f)).unwrap())
+                .unwrap();
         let b: Value = serde_json::from_slice(&std::fs::read(out.path().join(f)).unwrap()).unwrap();
         assert_eq!(a, b, "{f} changed on the way through ragloom");
     }
@@ -91,8 +130,18 @@ async fn persist_load_query_gives_the_same_top_k() {
     .unwrap();
     assert_eq!(loaded.index_id(), index.index_id());
     for q in ["garden cat", "memory safety", "Größe 東京"] {
-        let a = index.as_retriever().similarity_top_k(3).retrieve(&q.into()).await.unwrap();
-        let b = loaded.as_retriever().similarity_top_k(3).retrieve(&q.into()).await.unwrap();
+        let a = index
+            .as_retriever()
+            .similarity_top_k(3)
+            .retrieve(&q.into())
+            .await
+            .unwrap();
+        let b = loaded
+            .as_retriever()
+            .similarity_top_k(3)
+            .retrieve(&q.into())
+            .await
+            .unwrap();
         assert_eq!(ids_scores(&a), ids_scores(&b), "{q}");
         assert_eq!(a.len(), 3);
         assert_eq!(a[0].node.text, b[0].node.text);
@@ -102,26 +151,51 @@ async fn persist_load_query_gives_the_same_top_k() {
 #[tokio::test]
 async fn hash_embedding_retrieves_the_matching_document() {
     let index = build(256).await;
-    let top = index.as_retriever().similarity_top_k(1).retrieve(&"garbage collector memory safety".into()).await.unwrap();
+    let top = index
+        .as_retriever()
+        .similarity_top_k(1)
+        .retrieve(&"garbage collector memory safety".into())
+        .await
+        .unwrap();
     assert_eq!(top[0].node.ref_doc_id(), Some("doc-rust"));
 }
 
 #[tokio::test]
 async fn corrupt_or_missing_files_are_errors_naming_the_file() {
     let index = build(16).await;
-    for f in ["docstore.json", "index_store.json", "default__vector_store.json", "graph_store.json"] {
+    for f in [
+        "docstore.json",
+        "index_store.json",
+        "default__vector_store.json",
+        "graph_store.json",
+    ] {
         let dir = tempfile::tempdir().unwrap();
         index.storage_context().persist(dir.path()).await.unwrap();
         std::fs::write(dir.path().join(f), b"{\"truncated\": [1, 2").unwrap();
-        let err = StorageContext::from_persist_dir(dir.path()).await.unwrap_err().to_string();
-        assert!(err.contains(f), "error for corrupt {f} does not name it: {err}");
+        let err = StorageContext::from_persist_dir(dir.path())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(f),
+            "error for corrupt {f} does not name it: {err}"
+        );
         if f != "graph_store.json" {
             std::fs::remove_file(dir.path().join(f)).unwrap();
-            let err = StorageContext::from_persist_dir(dir.path()).await.unwrap_err().to_string();
-            assert!(err.contains(f), "error for missing {f} does not name it: {err}");
+            let err = StorageContext::from_persist_dir(dir.path())
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(f),
+                "error for missing {f} does not name it: {err}"
+            );
         }
     }
-    let err = StorageContext::from_persist_dir("/nonexistent/ragloom/storage").await.unwrap_err().to_string();
+    let err = StorageContext::from_persist_dir("/nonexistent/ragloom/storage")
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("/nonexistent/ragloom/storage"), "{err}");
 }
 
@@ -129,11 +203,32 @@ async fn corrupt_or_missing_files_are_errors_naming_the_file() {
 async fn delete_ref_doc_and_insert_change_what_is_retrieved() {
     let index = build(256).await;
     index.delete_ref_doc("doc-rust", true).await.unwrap();
-    let top = index.as_retriever().similarity_top_k(50).retrieve(&"memory safety".into()).await.unwrap();
+    let top = index
+        .as_retriever()
+        .similarity_top_k(50)
+        .retrieve(&"memory safety".into())
+        .await
+        .unwrap();
     assert!(top.iter().all(|n| n.node.ref_doc_id() != Some("doc-rust")));
-    assert!(index.storage_context().docstore.get_ref_doc_info("doc-rust").await.unwrap().is_none());
-    index.insert(Document::document("Memory safety without garbage collection.").with_id("doc-new")).await.unwrap();
-    let top = index.as_retriever().similarity_top_k(1).retrieve(&"memory safety garbage".into()).await.unwrap();
+    assert!(
+        index
+            .storage_context()
+            .docstore
+            .get_ref_doc_info("doc-rust")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    index
+        .insert(Document::document("Memory safety without garbage collection.").with_id("doc-new"))
+        .await
+        .unwrap();
+    let top = index
+        .as_retriever()
+        .similarity_top_k(1)
+        .retrieve(&"memory safety garbage".into())
+        .await
+        .unwrap();
     assert_eq!(top[0].node.ref_doc_id(), Some("doc-new"));
 }
 
@@ -142,15 +237,24 @@ async fn query_engine_answers_from_the_retrieved_context() {
     let index = build(256).await;
     let llm = Arc::new(MockLlm::scripted(["Memory safety."]));
     let engine = index.as_query_engine(llm.clone()).unwrap();
-    let response = engine.query(&"What does Rust guarantee?".into()).await.unwrap();
+    let response = engine
+        .query(&"What does Rust guarantee?".into())
+        .await
+        .unwrap();
     assert_eq!(response.to_string(), "Memory safety.");
     assert_eq!(response.source_nodes.len(), 2);
     let requests = llm.requests();
     assert_eq!(requests.len(), 1, "two small chunks compact into one call");
     let prompt = requests[0].prompt_text();
-    assert!(prompt.contains("Query: What does Rust guarantee?"), "{prompt}");
+    assert!(
+        prompt.contains("Query: What does Rust guarantee?"),
+        "{prompt}"
+    );
     for source in &response.source_nodes {
-        assert!(prompt.contains(source.node.get_text().trim()), "context missing from prompt");
+        assert!(
+            prompt.contains(source.node.get_text().trim()),
+            "context missing from prompt"
+        );
     }
 }
 
@@ -158,8 +262,13 @@ async fn query_engine_answers_from_the_retrieved_context() {
 #[tokio::test]
 async fn ragloom_index_loads_in_python_with_the_same_top_k() {
     let Some(python) = std::env::var_os("RAGLOOM_PYTHON") else {
-        assert!(std::env::var_os("CI").is_none(), "CI must set RAGLOOM_PYTHON (cargo xtask ci does)");
-        eprintln!("skipped: set RAGLOOM_PYTHON to a python with llama-index-core 0.14.25 (cargo xtask ci does)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must set RAGLOOM_PYTHON (cargo xtask ci does)"
+        );
+        eprintln!(
+            "skipped: set RAGLOOM_PYTHON to a python with llama-index-core 0.14.25 (cargo xtask ci does)"
+        );
         return;
     };
     let dim = 32;
@@ -172,10 +281,23 @@ async fn ragloom_index_loads_in_python_with_the_same_top_k() {
         queries.push(embed.embed_query(q).await.unwrap());
     }
     let request = dir.path().join("request.json");
-    std::fs::write(&request, serde_json::json!({"dim": dim, "queries": queries, "k": 3}).to_string()).unwrap();
+    std::fs::write(
+        &request,
+        serde_json::json!({"dim": dim, "queries": queries, "k": 3}).to_string(),
+    )
+    .unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/load_and_query.py");
-    let out = std::process::Command::new(python).arg(script).arg(dir.path()).arg(&request).output().unwrap();
-    assert!(out.status.success(), "python failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(dir.path())
+        .arg(&request)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(seen["index_id"], Value::String(index.index_id()));
     // Every node Python reads has the hash and text ragloom computed.
@@ -185,7 +307,10 @@ async fn ragloom_index_loads_in_python_with_the_same_top_k() {
     for (id, n) in nodes {
         let ours = docstore.get_node(id).await.unwrap();
         assert_eq!(n["hash"].as_str(), Some(ours.hash().as_str()), "node {id}");
-        assert_eq!(n["text"].as_str(), Some(ours.get_content(MetadataMode::All).as_str()));
+        assert_eq!(
+            n["text"].as_str(),
+            Some(ours.get_content(MetadataMode::None).as_str())
+        );
         assert_eq!(n["start"].as_u64(), ours.start_char_idx.map(|x| x as u64));
     }
     // Python's document hashes are the ones ragloom recorded.
@@ -193,8 +318,16 @@ async fn ragloom_index_loads_in_python_with_the_same_top_k() {
         assert_eq!(seen["doc_hashes"][d.hash()].as_str(), Some(d.id_.as_str()));
     }
     for (q, r) in queries.iter().zip(seen["results"].as_array().unwrap()) {
-        let bundle = QueryBundle { embedding: Some(q.clone()), ..QueryBundle::new("") };
-        let ours = index.as_retriever().similarity_top_k(3).retrieve(&bundle).await.unwrap();
+        let bundle = QueryBundle {
+            embedding: Some(q.clone()),
+            ..QueryBundle::new("")
+        };
+        let ours = index
+            .as_retriever()
+            .similarity_top_k(3)
+            .retrieve(&bundle)
+            .await
+            .unwrap();
         let (ids, scores) = ids_scores(&ours);
         let py_ids: Vec<String> = serde_json::from_value(r["ids"].clone()).unwrap();
         let py_scores: Vec<f64> = serde_json::from_value(r["scores"].clone()).unwrap();

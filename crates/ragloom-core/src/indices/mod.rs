@@ -31,7 +31,9 @@ pub async fn load_index_from_storage(
         }
     };
     match found {
-        Some(IndexStruct::IndexDict(dict)) => VectorStoreIndex::from_parts(dict, storage_context, embed_model),
+        Some(IndexStruct::IndexDict(dict)) => {
+            VectorStoreIndex::from_parts(dict, storage_context, embed_model)
+        }
         Some(other) => Err(Error::Unsupported(format!(
             "index `{}` is a `{}` index; only vector store indexes can be loaded in this version",
             other.index_id(),

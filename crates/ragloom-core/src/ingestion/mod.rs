@@ -13,7 +13,11 @@ pub async fn run_transformations(
 ) -> Result<Vec<Node>> {
     let mut nodes = nodes;
     for t in transformations {
-        let span = tracing::info_span!("transform", component = t.class_name(), nodes_in = nodes.len());
+        let span = tracing::info_span!(
+            "transform",
+            component = t.class_name(),
+            nodes_in = nodes.len()
+        );
         let _guard = span.enter();
         nodes = t.transform(nodes).await?;
     }

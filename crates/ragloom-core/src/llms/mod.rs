@@ -42,8 +42,8 @@ pub use llm::{
     stream_chat_response_to_completion_response, stream_chat_response_to_tokens,
     stream_completion_response_to_chat_response, stream_completion_response_to_tokens,
 };
-pub use predict::{predict, stream_predict};
 pub use mock::{MockLlm, MockRequest, MockRequestKind, WhenExhausted, split_into_word_deltas};
+pub use predict::{predict, stream_predict};
 pub use structured::{PredictInput, StructuredPredict, output_schema, parse_structured};
 pub use types::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, CompletionResponseStream,

@@ -11,7 +11,11 @@ use tracing::Instrument;
 
 /// Formats `prompt` with `vars` and returns the LLM's reply text
 /// (LlamaIndex `LLM.predict`).
-pub async fn predict(llm: &dyn Llm, prompt: &BasePromptTemplate, vars: &[(&str, &str)]) -> Result<String> {
+pub async fn predict(
+    llm: &dyn Llm,
+    prompt: &BasePromptTemplate,
+    vars: &[(&str, &str)],
+) -> Result<String> {
     let md = llm.metadata();
     let prompt = prompt.select(md.is_chat_model);
     let span = tracing::info_span!("llm", model = %md.model_name, chat = md.is_chat_model,
@@ -52,10 +56,14 @@ pub async fn stream_predict(
     if md.is_chat_model {
         let messages = prompt.format_messages(vars)?;
         let stream = llm.stream_chat(&messages).await?;
-        Ok(stream.map(|r| r.map(|c| c.delta.unwrap_or_default())).boxed())
+        Ok(stream
+            .map(|r| r.map(|c| c.delta.unwrap_or_default()))
+            .boxed())
     } else {
         let text = prompt.format(vars)?;
         let stream = llm.stream_complete(&text, true).await?;
-        Ok(stream.map(|r| r.map(|c| c.delta.unwrap_or_default())).boxed())
+        Ok(stream
+            .map(|r| r.map(|c| c.delta.unwrap_or_default()))
+            .boxed())
     }
 }

@@ -9,7 +9,11 @@ use async_trait::async_trait;
 #[async_trait]
 pub trait NodePostprocessor: Send + Sync + std::fmt::Debug {
     /// Processes `nodes` retrieved for `query`.
-    async fn postprocess_nodes(&self, nodes: Vec<NodeWithScore>, query: Option<&QueryBundle>) -> Result<Vec<NodeWithScore>>;
+    async fn postprocess_nodes(
+        &self,
+        nodes: Vec<NodeWithScore>,
+        query: Option<&QueryBundle>,
+    ) -> Result<Vec<NodeWithScore>>;
 }
 
 /// Drops nodes scoring below a cutoff (LlamaIndex `SimilarityPostprocessor`).
@@ -22,16 +26,25 @@ pub struct SimilarityPostprocessor {
 impl SimilarityPostprocessor {
     /// A postprocessor with the given cutoff.
     pub fn new(similarity_cutoff: f32) -> Self {
-        Self { similarity_cutoff: Some(similarity_cutoff) }
+        Self {
+            similarity_cutoff: Some(similarity_cutoff),
+        }
     }
 }
 
 #[async_trait]
 impl NodePostprocessor for SimilarityPostprocessor {
-    async fn postprocess_nodes(&self, nodes: Vec<NodeWithScore>, _query: Option<&QueryBundle>) -> Result<Vec<NodeWithScore>> {
+    async fn postprocess_nodes(
+        &self,
+        nodes: Vec<NodeWithScore>,
+        _query: Option<&QueryBundle>,
+    ) -> Result<Vec<NodeWithScore>> {
         Ok(match self.similarity_cutoff {
             None => nodes,
-            Some(cut) => nodes.into_iter().filter(|n| n.score.is_none_or(|s| s >= cut)).collect(),
+            Some(cut) => nodes
+                .into_iter()
+                .filter(|n| n.score.is_none_or(|s| s >= cut))
+                .collect(),
         })
     }
 }

@@ -61,20 +61,27 @@ impl PromptTemplate {
     pub fn partial_format(&self, vars: &[(&str, &str)]) -> Self {
         let mut out = self.clone();
         for (k, v) in vars {
-            out.kwargs.insert(self.map_var(k).to_string(), v.to_string());
+            out.kwargs
+                .insert(self.map_var(k).to_string(), v.to_string());
         }
         out
     }
 
     fn map_var<'a>(&'a self, name: &'a str) -> &'a str {
-        self.template_var_mappings.get(name).map(String::as_str).unwrap_or(name)
+        self.template_var_mappings
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or(name)
     }
 
     /// Formats with the partial variables plus `vars`; a variable without a
     /// value is an error naming it.
     pub fn format(&self, vars: &[(&str, &str)]) -> Result<String> {
-        let mut all: BTreeMap<&str, &str> =
-            self.kwargs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut all: BTreeMap<&str, &str> = self
+            .kwargs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         for (k, v) in vars {
             all.insert(self.map_var(k), v);
         }
@@ -107,7 +114,11 @@ pub struct ChatPromptTemplate {
 impl ChatPromptTemplate {
     /// A chat template from `(role, template)` pairs.
     pub fn from_messages(messages: Vec<(MessageRole, String)>, prompt_type: PromptType) -> Self {
-        Self { message_templates: messages, kwargs: BTreeMap::new(), prompt_type }
+        Self {
+            message_templates: messages,
+            kwargs: BTreeMap::new(),
+            prompt_type,
+        }
     }
 
     /// Every variable of every message, in order of appearance.
@@ -134,8 +145,11 @@ impl ChatPromptTemplate {
 
     /// Formats every message; a message's unknown variables are an error.
     pub fn format_messages(&self, vars: &[(&str, &str)]) -> Result<Vec<ChatMessage>> {
-        let mut all: BTreeMap<&str, &str> =
-            self.kwargs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let mut all: BTreeMap<&str, &str> = self
+            .kwargs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         for (k, v) in vars {
             all.insert(k, v);
         }
@@ -239,10 +253,15 @@ impl BasePromptTemplate {
         match self {
             BasePromptTemplate::Text(t) => BasePromptTemplate::Text(t.partial_format(vars)),
             BasePromptTemplate::Chat(t) => BasePromptTemplate::Chat(t.partial_format(vars)),
-            BasePromptTemplate::Selector(s) => BasePromptTemplate::Selector(SelectorPromptTemplate {
-                default_template: Box::new(s.default_template.partial_format(vars)),
-                chat_template: s.chat_template.as_ref().map(|c| Box::new(c.partial_format(vars))),
-            }),
+            BasePromptTemplate::Selector(s) => {
+                BasePromptTemplate::Selector(SelectorPromptTemplate {
+                    default_template: Box::new(s.default_template.partial_format(vars)),
+                    chat_template: s
+                        .chat_template
+                        .as_ref()
+                        .map(|c| Box::new(c.partial_format(vars))),
+                })
+            }
         }
     }
 
@@ -294,7 +313,9 @@ impl BasePromptTemplate {
         let filled = self.kwargs();
         for r in required {
             if !vars.iter().any(|v| v == r) && !filled.contains_key(*r) {
-                return Err(Error::InvalidInput(format!("prompt template lacks the variable `{{{r}}}`")));
+                return Err(Error::InvalidInput(format!(
+                    "prompt template lacks the variable `{{{r}}}`"
+                )));
             }
         }
         Ok(())
@@ -309,8 +330,14 @@ mod tests {
     fn partial_then_full_format() {
         let t = PromptTemplate::new("Q: {query_str}\nC: {context_str}");
         let p = t.partial_format(&[("query_str", "why?")]);
-        assert_eq!(p.format(&[("context_str", "because")]).ok().as_deref(), Some("Q: why?\nC: because"));
-        assert!(t.format(&[("query_str", "x")]).is_err_and(|e| e.to_string().contains("context_str")));
+        assert_eq!(
+            p.format(&[("context_str", "because")]).ok().as_deref(),
+            Some("Q: why?\nC: because")
+        );
+        assert!(
+            t.format(&[("query_str", "x")])
+                .is_err_and(|e| e.to_string().contains("context_str"))
+        );
         let base: BasePromptTemplate = p.into();
         assert_eq!(base.empty_prompt_text(), "Q: why?\nC: ");
     }
@@ -318,7 +345,8 @@ mod tests {
     #[test]
     fn var_mappings_rename_caller_vars() {
         let mut t = PromptTemplate::new("{my_context}");
-        t.template_var_mappings.insert("context_str".into(), "my_context".into());
+        t.template_var_mappings
+            .insert("context_str".into(), "my_context".into());
         assert_eq!(t.format(&[("context_str", "x")]).ok().as_deref(), Some("x"));
     }
 
@@ -326,13 +354,21 @@ mod tests {
     fn selector_picks_chat_form_for_chat_models() {
         let sel = BasePromptTemplate::Selector(SelectorPromptTemplate {
             default_template: Box::new("text {a}".into()),
-            chat_template: Some(Box::new(BasePromptTemplate::Chat(ChatPromptTemplate::from_messages(
-                vec![(MessageRole::System, "sys".into()), (MessageRole::User, "chat {a}".into())],
-                PromptType::Custom,
-            )))),
+            chat_template: Some(Box::new(BasePromptTemplate::Chat(
+                ChatPromptTemplate::from_messages(
+                    vec![
+                        (MessageRole::System, "sys".into()),
+                        (MessageRole::User, "chat {a}".into()),
+                    ],
+                    PromptType::Custom,
+                ),
+            ))),
         });
         assert!(matches!(sel.select(false), BasePromptTemplate::Text(_)));
-        let chat = sel.select(true).format_messages(&[("a", "1")]).unwrap_or_default();
+        let chat = sel
+            .select(true)
+            .format_messages(&[("a", "1")])
+            .unwrap_or_default();
         assert_eq!(chat.len(), 2);
         assert_eq!(chat[1].content, "chat 1");
         assert!(sel.require_vars(&["a"]).is_ok());

@@ -1,7 +1,9 @@
 //! LlamaIndex 0.14.25's default prompts, verbatim, with the chat forms that
 //! its selectors pick for chat models.
 
-use super::base::{BasePromptTemplate, ChatPromptTemplate, PromptTemplate, PromptType, SelectorPromptTemplate};
+use super::base::{
+    BasePromptTemplate, ChatPromptTemplate, PromptTemplate, PromptType, SelectorPromptTemplate,
+};
 use crate::llms::MessageRole;
 
 /// Text-QA prompt for completion models.

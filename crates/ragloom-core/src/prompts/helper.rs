@@ -31,7 +31,10 @@ pub struct PromptHelper {
 
 impl Default for PromptHelper {
     fn default() -> Self {
-        Self::new(crate::llms::DEFAULT_CONTEXT_WINDOW, crate::llms::DEFAULT_NUM_OUTPUTS as usize)
+        Self::new(
+            crate::llms::DEFAULT_CONTEXT_WINDOW,
+            crate::llms::DEFAULT_NUM_OUTPUTS as usize,
+        )
     }
 }
 
@@ -51,7 +54,8 @@ impl PromptHelper {
     /// A helper sized from an LLM's metadata.
     /// A `num_output` of -1 (unknown) reserves LlamaIndex's default 256 tokens.
     pub fn from_llm_metadata(metadata: &LlmMetadata) -> Self {
-        let num_output = usize::try_from(metadata.num_output).unwrap_or(crate::llms::DEFAULT_NUM_OUTPUTS as usize);
+        let num_output = usize::try_from(metadata.num_output)
+            .unwrap_or(crate::llms::DEFAULT_NUM_OUTPUTS as usize);
         Self::new(metadata.context_window, num_output)
     }
 
@@ -111,7 +115,9 @@ impl PromptHelper {
             size = size.min(limit as i64);
         }
         if size <= 0 {
-            return Err(Error::InvalidInput(format!("chunk size {size} is not positive")));
+            return Err(Error::InvalidInput(format!(
+                "chunk size {size} is not positive"
+            )));
         }
         Ok(size as usize)
     }
@@ -136,8 +142,14 @@ impl PromptHelper {
 
     /// Joins the chunks with blank lines and re-splits them so each piece
     /// fills the window beside `prompt` (LlamaIndex `repack`).
-    pub fn repack(&self, prompt: &BasePromptTemplate, chunks: &[String], is_chat_model: bool) -> Result<Vec<String>> {
-        let splitter = self.text_splitter_given_prompt(prompt, 1, DEFAULT_PADDING, is_chat_model)?;
+    pub fn repack(
+        &self,
+        prompt: &BasePromptTemplate,
+        chunks: &[String],
+        is_chat_model: bool,
+    ) -> Result<Vec<String>> {
+        let splitter =
+            self.text_splitter_given_prompt(prompt, 1, DEFAULT_PADDING, is_chat_model)?;
         let combined = chunks
             .iter()
             .map(|c| crate::schema::py_strip(c))
@@ -149,14 +161,26 @@ impl PromptHelper {
 
     /// Cuts each chunk so all of them fit beside `prompt` in one call
     /// (LlamaIndex `truncate`).
-    pub fn truncate(&self, prompt: &BasePromptTemplate, chunks: &[String], is_chat_model: bool) -> Result<Vec<String>> {
+    pub fn truncate(
+        &self,
+        prompt: &BasePromptTemplate,
+        chunks: &[String],
+        is_chat_model: bool,
+    ) -> Result<Vec<String>> {
         if chunks.is_empty() {
             return Ok(Vec::new());
         }
-        let splitter = self.text_splitter_given_prompt(prompt, chunks.len(), DEFAULT_PADDING, is_chat_model)?;
+        let splitter =
+            self.text_splitter_given_prompt(prompt, chunks.len(), DEFAULT_PADDING, is_chat_model)?;
         chunks
             .iter()
-            .map(|c| Ok(splitter.split_text(c)?.into_iter().next().unwrap_or_default()))
+            .map(|c| {
+                Ok(splitter
+                    .split_text(c)?
+                    .into_iter()
+                    .next()
+                    .unwrap_or_default())
+            })
             .collect()
     }
 }

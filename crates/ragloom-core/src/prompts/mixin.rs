@@ -44,7 +44,10 @@ pub trait PromptMixin {
         for (k, v) in prompts {
             match k.split_once(':') {
                 Some((module, rest)) => {
-                    nested.entry(module.to_string()).or_default().insert(rest.to_string(), v.clone());
+                    nested
+                        .entry(module.to_string())
+                        .or_default()
+                        .insert(rest.to_string(), v.clone());
                 }
                 None => {
                     own.insert(k.clone(), v.clone());

@@ -18,6 +18,8 @@ pub trait QueryEngine: Send + Sync + std::fmt::Debug {
     /// Answers `query` as a stream of text deltas.
     async fn stream_query(&self, query: &QueryBundle) -> Result<StreamingResponse> {
         let _ = query;
-        Err(Error::Unsupported("this query engine does not stream".into()))
+        Err(Error::Unsupported(
+            "this query engine does not stream".into(),
+        ))
     }
 }

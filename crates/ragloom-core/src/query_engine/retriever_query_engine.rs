@@ -24,7 +24,11 @@ pub struct RetrieverQueryEngine {
 impl RetrieverQueryEngine {
     /// An engine over `retriever` and `synthesizer`.
     pub fn new(retriever: Arc<dyn Retriever>, synthesizer: Arc<dyn Synthesizer>) -> Self {
-        Self { retriever, synthesizer, node_postprocessors: Vec::new() }
+        Self {
+            retriever,
+            synthesizer,
+            node_postprocessors: Vec::new(),
+        }
     }
 
     /// A builder over `retriever` (LlamaIndex `RetrieverQueryEngine.from_args`).
@@ -54,7 +58,11 @@ impl RetrieverQueryEngine {
     }
 
     /// Synthesizes an answer to `query` from `nodes`.
-    pub async fn synthesize(&self, query: &QueryBundle, nodes: Vec<NodeWithScore>) -> Result<Response> {
+    pub async fn synthesize(
+        &self,
+        query: &QueryBundle,
+        nodes: Vec<NodeWithScore>,
+    ) -> Result<Response> {
         self.synthesizer.synthesize(query, nodes, Vec::new()).await
     }
 
@@ -78,7 +86,9 @@ impl QueryEngine for RetrieverQueryEngine {
 
     async fn stream_query(&self, query: &QueryBundle) -> Result<StreamingResponse> {
         let nodes = self.retrieve(query).await?;
-        self.synthesizer.stream_synthesize(query, nodes, Vec::new()).await
+        self.synthesizer
+            .stream_synthesize(query, nodes, Vec::new())
+            .await
     }
 }
 

@@ -82,27 +82,44 @@ pub trait Synthesizer: Send + Sync + std::fmt::Debug {
         let mut sources = nodes.clone();
         sources.extend(additional_source_nodes);
         let response_gen = if nodes.is_empty() {
-            Box::pin(futures::stream::once(async { Ok(EMPTY_RESPONSE.to_string()) }))
+            Box::pin(futures::stream::once(async {
+                Ok(EMPTY_RESPONSE.to_string())
+            }))
         } else {
-            self.stream_response(&query.query_str, &node_texts(&nodes)).await?
+            self.stream_response(&query.query_str, &node_texts(&nodes))
+                .await?
         };
-        Ok(StreamingResponse { response_gen, source_nodes: sources, metadata: Default::default() })
+        Ok(StreamingResponse {
+            response_gen,
+            source_nodes: sources,
+            metadata: Default::default(),
+        })
     }
 }
 
 /// The text of each node as an LLM sees it (`MetadataMode::Llm`).
 pub fn node_texts(nodes: &[NodeWithScore]) -> Vec<String> {
-    nodes.iter().map(|n| n.node.get_content(MetadataMode::Llm)).collect()
+    nodes
+        .iter()
+        .map(|n| n.node.get_content(MetadataMode::Llm))
+        .collect()
 }
 
 /// Builds the synthesizer for `mode` (LlamaIndex `get_response_synthesizer`).
 /// Modes beyond `Refine` and `Compact` are not available in this version and
 /// are an [`Error::Unsupported`].
-pub fn get_response_synthesizer(llm: Arc<dyn Llm>, mode: ResponseMode) -> Result<Arc<dyn Synthesizer>> {
+pub fn get_response_synthesizer(
+    llm: Arc<dyn Llm>,
+    mode: ResponseMode,
+) -> Result<Arc<dyn Synthesizer>> {
     let helper = PromptHelper::from_llm_metadata(&llm.metadata());
     match mode {
         ResponseMode::Refine => Ok(Arc::new(Refine::new(llm).with_prompt_helper(helper))),
-        ResponseMode::Compact => Ok(Arc::new(CompactAndRefine::new(llm).with_prompt_helper(helper))),
-        other => Err(Error::Unsupported(format!("response mode {other:?} is not available yet"))),
+        ResponseMode::Compact => Ok(Arc::new(
+            CompactAndRefine::new(llm).with_prompt_helper(helper),
+        )),
+        other => Err(Error::Unsupported(format!(
+            "response mode {other:?} is not available yet"
+        ))),
     }
 }

@@ -25,7 +25,12 @@ impl Refine {
     /// A refine synthesizer with LlamaIndex's default prompts.
     pub fn new(llm: Arc<dyn Llm>) -> Self {
         let prompt_helper = PromptHelper::from_llm_metadata(&llm.metadata());
-        Self { llm, text_qa_template: text_qa_prompt(), refine_template: refine_prompt(), prompt_helper }
+        Self {
+            llm,
+            text_qa_template: text_qa_prompt(),
+            refine_template: refine_prompt(),
+            prompt_helper,
+        }
     }
 
     /// Uses `helper` to size chunks.
@@ -52,18 +57,34 @@ impl Refine {
 
     /// The biggest of the two prompts by empty-prompt length, as LlamaIndex's
     /// `get_biggest_prompt` picks it (by characters, not tokens).
-    fn biggest_prompt<'a>(a: &'a BasePromptTemplate, b: &'a BasePromptTemplate) -> &'a BasePromptTemplate {
-        if b.empty_prompt_text().chars().count() > a.empty_prompt_text().chars().count() { b } else { a }
+    fn biggest_prompt<'a>(
+        a: &'a BasePromptTemplate,
+        b: &'a BasePromptTemplate,
+    ) -> &'a BasePromptTemplate {
+        if b.empty_prompt_text().chars().count() > a.empty_prompt_text().chars().count() {
+            b
+        } else {
+            a
+        }
     }
 
     /// Plans the refine loop: which prompt and variables each LLM call gets.
     /// The last call is returned separately so it can be streamed.
-    async fn run(&self, query_str: &str, chunks: &[String], prev: Option<String>) -> Result<RefineState> {
+    async fn run(
+        &self,
+        query_str: &str,
+        chunks: &[String],
+        prev: Option<String>,
+    ) -> Result<RefineState> {
         let is_chat = self.is_chat();
         let max_prompt = Self::biggest_prompt(&self.text_qa_template, &self.refine_template);
         let mut queue: VecDeque<String> = VecDeque::new();
         for chunk in chunks {
-            queue.extend(self.prompt_helper.repack(max_prompt, std::slice::from_ref(chunk), is_chat)?);
+            queue.extend(self.prompt_helper.repack(
+                max_prompt,
+                std::slice::from_ref(chunk),
+                is_chat,
+            )?);
         }
         let mut response = prev;
         let mut pending: Option<(BasePromptTemplate, Vec<(String, String)>)> = None;
@@ -77,14 +98,20 @@ impl Refine {
             }
             match &response {
                 None => {
-                    let prompt = self.text_qa_template.partial_format(&[("query_str", query_str)]);
+                    let prompt = self
+                        .text_qa_template
+                        .partial_format(&[("query_str", query_str)]);
                     pending = Some((prompt, vec![("context_str".into(), chunk)]));
                 }
                 Some(existing) => {
                     let prompt = self
                         .refine_template
                         .partial_format(&[("query_str", query_str), ("existing_answer", existing)]);
-                    let mut parts = self.prompt_helper.repack(&prompt, std::slice::from_ref(&chunk), is_chat)?;
+                    let mut parts = self.prompt_helper.repack(
+                        &prompt,
+                        std::slice::from_ref(&chunk),
+                        is_chat,
+                    )?;
                     if parts.len() > 1 {
                         // The chunk does not fit beside this answer: refine with its parts in order.
                         // (LlamaIndex 0.14.25 queues them with `extendleft`, which reverses them.)
@@ -98,7 +125,10 @@ impl Refine {
                 }
             }
         }
-        Ok(RefineState { response, last_call: pending })
+        Ok(RefineState {
+            response,
+            last_call: pending,
+        })
     }
 
     async fn call(&self, prompt: &BasePromptTemplate, vars: &[(String, String)]) -> Result<String> {
@@ -109,21 +139,34 @@ impl Refine {
     async fn respond(&self, query_str: &str, chunks: &[String]) -> Result<String> {
         let state = self.run(query_str, chunks, None).await?;
         let text = match state.last_call {
-            Some((prompt, vars)) => Some(self.call(&prompt, &vars).await?).filter(|t| !t.is_empty()),
+            Some((prompt, vars)) => {
+                Some(self.call(&prompt, &vars).await?).filter(|t| !t.is_empty())
+            }
             None => None,
         };
-        Ok(text.or(state.response).filter(|t| !t.is_empty()).unwrap_or_else(|| EMPTY_RESPONSE.to_string()))
+        Ok(text
+            .or(state.response)
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| EMPTY_RESPONSE.to_string()))
     }
 
-    async fn respond_stream(&self, query_str: &str, chunks: &[String]) -> Result<BoxStream<'static, Result<String>>> {
+    async fn respond_stream(
+        &self,
+        query_str: &str,
+        chunks: &[String],
+    ) -> Result<BoxStream<'static, Result<String>>> {
         let state = self.run(query_str, chunks, None).await?;
         match state.last_call {
             Some((prompt, vars)) => {
-                let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                let vars: Vec<(&str, &str)> =
+                    vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
                 stream_predict(self.llm.clone(), &prompt, &vars).await
             }
             None => {
-                let text = state.response.filter(|t| !t.is_empty()).unwrap_or_else(|| EMPTY_RESPONSE.into());
+                let text = state
+                    .response
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or_else(|| EMPTY_RESPONSE.into());
                 Ok(Box::pin(futures::stream::once(async move { Ok(text) })))
             }
         }
@@ -141,7 +184,11 @@ impl Synthesizer for Refine {
         self.respond(query_str, text_chunks).await
     }
 
-    async fn stream_response(&self, query_str: &str, text_chunks: &[String]) -> Result<BoxStream<'static, Result<String>>> {
+    async fn stream_response(
+        &self,
+        query_str: &str,
+        text_chunks: &[String],
+    ) -> Result<BoxStream<'static, Result<String>>> {
         self.respond_stream(query_str, text_chunks).await
     }
 }
@@ -149,7 +196,10 @@ impl Synthesizer for Refine {
 impl PromptMixin for Refine {
     fn own_prompts(&self) -> PromptDictType {
         PromptDictType::from([
-            ("text_qa_template".to_string(), self.text_qa_template.clone()),
+            (
+                "text_qa_template".to_string(),
+                self.text_qa_template.clone(),
+            ),
             ("refine_template".to_string(), self.refine_template.clone()),
         ])
     }
@@ -178,7 +228,9 @@ pub struct CompactAndRefine {
 impl CompactAndRefine {
     /// A compact synthesizer with LlamaIndex's default prompts.
     pub fn new(llm: Arc<dyn Llm>) -> Self {
-        Self { refine: Refine::new(llm) }
+        Self {
+            refine: Refine::new(llm),
+        }
     }
 
     /// Uses `helper` to size chunks.
@@ -201,8 +253,12 @@ impl CompactAndRefine {
 
     fn compact(&self, query_str: &str, chunks: &[String]) -> Result<Vec<String>> {
         let r = &self.refine;
-        let qa = r.text_qa_template.partial_format(&[("query_str", query_str)]);
-        let refine = r.refine_template.partial_format(&[("query_str", query_str)]);
+        let qa = r
+            .text_qa_template
+            .partial_format(&[("query_str", query_str)]);
+        let refine = r
+            .refine_template
+            .partial_format(&[("query_str", query_str)]);
         let max_prompt = Refine::biggest_prompt(&qa, &refine);
         r.prompt_helper.repack(max_prompt, chunks, r.is_chat())
     }
@@ -215,7 +271,11 @@ impl Synthesizer for CompactAndRefine {
         self.refine.respond(query_str, &packed).await
     }
 
-    async fn stream_response(&self, query_str: &str, text_chunks: &[String]) -> Result<BoxStream<'static, Result<String>>> {
+    async fn stream_response(
+        &self,
+        query_str: &str,
+        text_chunks: &[String],
+    ) -> Result<BoxStream<'static, Result<String>>> {
         let packed = self.compact(query_str, text_chunks)?;
         self.refine.respond_stream(query_str, &packed).await
     }

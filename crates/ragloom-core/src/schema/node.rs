@@ -517,7 +517,10 @@ mod tests {
             d1.hash(),
             "ec70b7326a65cf048f4d71e83e50c9e90e5e132d75c01a5c0910fd047510a626"
         );
-        assert_eq!(Node::document("").hash(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            Node::document("").hash(),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
         assert_eq!(
             Node::document("").with_metadata("a", 1).hash(),
             "16c3c6d78678d53d39ab2c7a5a7bc4596567b46a1a57000a2d707334f779b824"

@@ -110,7 +110,10 @@ impl Node {
                 tr.insert("mimetype".into(), json!(self.mimetype));
                 // Python leaves an empty document without a text resource.
                 let keep = !self.text.is_empty() || self.extra.contains_key("text_resource");
-                m.insert("text_resource".into(), if keep { Value::Object(tr) } else { Value::Null });
+                m.insert(
+                    "text_resource".into(),
+                    if keep { Value::Object(tr) } else { Value::Null },
+                );
                 for key in ["image_resource", "audio_resource", "video_resource"] {
                     m.insert(
                         key.into(),

@@ -8,8 +8,8 @@ pub mod kvstore;
 pub mod storage_context;
 
 pub use docstore::{DocStore, RefDocInfo, SimpleDocumentStore};
-pub use index_store::{IndexStore, SimpleIndexStore};
 pub use graph_store::SimpleGraphStore;
+pub use index_store::{IndexStore, SimpleIndexStore};
 pub use kvstore::SimpleKVStore;
 pub use storage_context::StorageContext;
 

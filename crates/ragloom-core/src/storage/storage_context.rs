@@ -48,8 +48,14 @@ impl StorageContext {
     /// In-memory simple stores, as LlamaIndex's `StorageContext.from_defaults()`.
     pub fn from_defaults() -> Self {
         let mut vector_stores: BTreeMap<String, Arc<dyn VectorStore>> = BTreeMap::new();
-        vector_stores.insert(DEFAULT_VECTOR_STORE.into(), Arc::new(SimpleVectorStore::new()));
-        vector_stores.insert(IMAGE_VECTOR_STORE.into(), Arc::new(SimpleVectorStore::new()));
+        vector_stores.insert(
+            DEFAULT_VECTOR_STORE.into(),
+            Arc::new(SimpleVectorStore::new()),
+        );
+        vector_stores.insert(
+            IMAGE_VECTOR_STORE.into(),
+            Arc::new(SimpleVectorStore::new()),
+        );
         Self {
             docstore: Arc::new(SimpleDocumentStore::new()),
             index_store: Arc::new(SimpleIndexStore::new()),
@@ -61,7 +67,8 @@ impl StorageContext {
     /// Default stores, with `vector_store` as the text vector store.
     pub fn with_vector_store(vector_store: Arc<dyn VectorStore>) -> Self {
         let mut sc = Self::from_defaults();
-        sc.vector_stores.insert(DEFAULT_VECTOR_STORE.into(), vector_store);
+        sc.vector_stores
+            .insert(DEFAULT_VECTOR_STORE.into(), vector_store);
         sc
     }
 
@@ -70,7 +77,9 @@ impl StorageContext {
         self.vector_stores
             .get(DEFAULT_VECTOR_STORE)
             .cloned()
-            .ok_or_else(|| Error::NotFound("the storage context has no `default` vector store".into()))
+            .ok_or_else(|| {
+                Error::NotFound("the storage context has no `default` vector store".into())
+            })
     }
 
     /// Writes every store under `persist_dir` in LlamaIndex's file layout
@@ -81,10 +90,14 @@ impl StorageContext {
         let _span = tracing::info_span!("persist", dir = %dir.display()).entered();
         std::fs::create_dir_all(dir).map_err(|e| Error::io("creating directory", dir, e))?;
         self.docstore.persist(&dir.join(DOCSTORE_FNAME)).await?;
-        self.index_store.persist(&dir.join(INDEX_STORE_FNAME)).await?;
+        self.index_store
+            .persist(&dir.join(INDEX_STORE_FNAME))
+            .await?;
         self.graph_store.persist(&dir.join(GRAPH_STORE_FNAME))?;
         for (namespace, store) in &self.vector_stores {
-            store.persist(&dir.join(format!("{namespace}{NAMESPACE_SEP}{VECTOR_STORE_FNAME}"))).await?;
+            store
+                .persist(&dir.join(format!("{namespace}{NAMESPACE_SEP}{VECTOR_STORE_FNAME}")))
+                .await?;
         }
         Ok(())
     }
@@ -116,8 +129,11 @@ impl StorageContext {
         let docstore = SimpleDocumentStore::from_persist_path(&dir.join(DOCSTORE_FNAME))?;
         let index_store = SimpleIndexStore::from_persist_path(&dir.join(INDEX_STORE_FNAME))?;
         let graph_path = dir.join(GRAPH_STORE_FNAME);
-        let graph_store =
-            if graph_path.exists() { SimpleGraphStore::from_persist_path(&graph_path)? } else { SimpleGraphStore::default() };
+        let graph_store = if graph_path.exists() {
+            SimpleGraphStore::from_persist_path(&graph_path)?
+        } else {
+            SimpleGraphStore::default()
+        };
         let mut vector_stores: BTreeMap<String, Arc<dyn VectorStore>> = BTreeMap::new();
         let entries = std::fs::read_dir(dir).map_err(|e| Error::io("listing", dir, e))?;
         for entry in entries {
@@ -134,18 +150,26 @@ impl StorageContext {
             if namespace == DEFAULT_VECTOR_STORE && vector_store.is_some() {
                 continue;
             }
-            vector_stores.insert(namespace, Arc::new(SimpleVectorStore::from_persist_path(&entry.path())?));
+            vector_stores.insert(
+                namespace,
+                Arc::new(SimpleVectorStore::from_persist_path(&entry.path())?),
+            );
         }
         match vector_store {
             Some(vs) => {
                 vector_stores.insert(DEFAULT_VECTOR_STORE.into(), vs);
             }
             None if !vector_stores.contains_key(DEFAULT_VECTOR_STORE) => {
-                let path = dir.join(format!("{DEFAULT_VECTOR_STORE}{NAMESPACE_SEP}{VECTOR_STORE_FNAME}"));
+                let path = dir.join(format!(
+                    "{DEFAULT_VECTOR_STORE}{NAMESPACE_SEP}{VECTOR_STORE_FNAME}"
+                ));
                 return Err(Error::io(
                     "reading",
                     path,
-                    std::io::Error::new(std::io::ErrorKind::NotFound, "no default vector store was persisted here"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "no default vector store was persisted here",
+                    ),
                 ));
             }
             None => {}

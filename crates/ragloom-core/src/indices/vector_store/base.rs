@@ -141,12 +141,18 @@ impl VectorStoreIndex {
     }
 
     /// Splits, embeds and indexes `documents` in in-memory stores.
-    pub async fn from_documents(documents: &[Node], embed_model: Arc<dyn Embedding>) -> Result<Self> {
+    pub async fn from_documents(
+        documents: &[Node],
+        embed_model: Arc<dyn Embedding>,
+    ) -> Result<Self> {
         Self::builder(embed_model).from_documents(documents).await
     }
 
     /// An index over a vector store that already holds nodes with their text.
-    pub fn from_vector_store(vector_store: Arc<dyn VectorStore>, embed_model: Arc<dyn Embedding>) -> Result<Self> {
+    pub fn from_vector_store(
+        vector_store: Arc<dyn VectorStore>,
+        embed_model: Arc<dyn Embedding>,
+    ) -> Result<Self> {
         Self::builder(embed_model).from_vector_store(vector_store)
     }
 
@@ -156,17 +162,25 @@ impl VectorStoreIndex {
         storage_context: StorageContext,
         embed_model: Arc<dyn Embedding>,
     ) -> Result<Self> {
-        Self::builder(embed_model).storage_context(storage_context).into_index(index_struct)
+        Self::builder(embed_model)
+            .storage_context(storage_context)
+            .into_index(index_struct)
     }
 
     /// The index id.
     pub fn index_id(&self) -> String {
-        self.index_struct.read().map(|s| s.index_id.clone()).unwrap_or_default()
+        self.index_struct
+            .read()
+            .map(|s| s.index_id.clone())
+            .unwrap_or_default()
     }
 
     /// A copy of the index struct.
     pub fn index_struct(&self) -> IndexDict {
-        self.index_struct.read().map(|s| s.clone()).unwrap_or_else(|p| p.into_inner().clone())
+        self.index_struct
+            .read()
+            .map(|s| s.clone())
+            .unwrap_or_else(|p| p.into_inner().clone())
     }
 
     /// The storage context.
@@ -192,7 +206,9 @@ impl VectorStoreIndex {
     /// A query engine answering with `llm` in `ResponseMode::Compact` over the
     /// top 2 nodes; use [`RetrieverQueryEngine::builder`] for other options.
     pub fn as_query_engine(&self, llm: Arc<dyn Llm>) -> Result<RetrieverQueryEngine> {
-        RetrieverQueryEngine::builder(Arc::new(self.as_retriever())).llm(llm).build()
+        RetrieverQueryEngine::builder(Arc::new(self.as_retriever()))
+            .llm(llm)
+            .build()
     }
 
     fn keeps_nodes(&self) -> bool {
@@ -202,18 +218,30 @@ impl VectorStoreIndex {
     async fn build_from_nodes(&self, nodes: Vec<Node>) -> Result<()> {
         self.add_nodes(nodes).await?;
         let s = self.index_struct();
-        self.storage_context.index_store.add_index_struct(IndexStruct::IndexDict(s)).await
+        self.storage_context
+            .index_store
+            .add_index_struct(IndexStruct::IndexDict(s))
+            .await
     }
 
     /// Embeds the nodes that lack an embedding, in batches, reading the text
     /// an embedding model should see (`MetadataMode::Embed`).
     async fn with_embeddings(&self, mut nodes: Vec<Node>) -> Result<Vec<Node>> {
-        let missing: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].embedding.is_none()).collect();
+        let missing: Vec<usize> = (0..nodes.len())
+            .filter(|&i| nodes[i].embedding.is_none())
+            .collect();
         if missing.is_empty() {
             return Ok(nodes);
         }
-        let texts: Vec<String> = missing.iter().map(|&i| nodes[i].get_content(MetadataMode::Embed)).collect();
-        let span = tracing::info_span!("embedding", model = self.embed_model.model_name(), texts = texts.len());
+        let texts: Vec<String> = missing
+            .iter()
+            .map(|&i| nodes[i].get_content(MetadataMode::Embed))
+            .collect();
+        let span = tracing::info_span!(
+            "embedding",
+            model = self.embed_model.model_name(),
+            texts = texts.len()
+        );
         let vectors = {
             let _g = span.enter();
             embed_in_batches(self.embed_model.as_ref(), &texts, self.show_progress).await?
@@ -237,7 +265,9 @@ impl VectorStoreIndex {
         let mut nodes = nodes;
         while !nodes.is_empty() {
             let rest = nodes.split_off(nodes.len().min(self.insert_batch_size));
-            let batch = self.with_embeddings(std::mem::replace(&mut nodes, rest)).await?;
+            let batch = self
+                .with_embeddings(std::mem::replace(&mut nodes, rest))
+                .await?;
             let new_ids = self.vector_store.add(&batch).await?;
             let mut stored = Vec::new();
             for (node, new_id) in batch.into_iter().zip(new_ids) {
@@ -251,8 +281,14 @@ impl VectorStoreIndex {
             }
             if !stored.is_empty() {
                 let plain: Vec<Node> = stored.iter().map(|(n, _)| n.clone()).collect();
-                self.storage_context.docstore.add_documents(&plain, true, true).await?;
-                let mut s = self.index_struct.write().map_err(|_| Error::Other("index lock poisoned".into()))?;
+                self.storage_context
+                    .docstore
+                    .add_documents(&plain, true, true)
+                    .await?;
+                let mut s = self
+                    .index_struct
+                    .write()
+                    .map_err(|_| Error::Other("index lock poisoned".into()))?;
                 for (node, new_id) in &stored {
                     s.add_node(&node.id_, Some(new_id));
                 }
@@ -263,7 +299,10 @@ impl VectorStoreIndex {
 
     /// Splits, embeds and adds one document (LlamaIndex `insert`).
     pub async fn insert(&self, document: Node) -> Result<()> {
-        self.storage_context.docstore.set_document_hash(&document.id_, &document.hash()).await?;
+        self.storage_context
+            .docstore
+            .set_document_hash(&document.id_, &document.hash())
+            .await?;
         let nodes = run_transformations(vec![document], &self.transformations).await?;
         self.insert_nodes(nodes).await
     }
@@ -280,7 +319,10 @@ impl VectorStoreIndex {
         if self.keeps_nodes() {
             let docstore = &self.storage_context.docstore;
             if let Some(info) = docstore.get_ref_doc_info(ref_doc_id).await? {
-                let mut s = self.index_struct.write().map_err(|_| Error::Other("index lock poisoned".into()))?;
+                let mut s = self
+                    .index_struct
+                    .write()
+                    .map_err(|_| Error::Other("index lock poisoned".into()))?;
                 for id in &info.node_ids {
                     // A node missing from the struct is already gone: nothing to undo.
                     let _ = s.delete(id);
@@ -291,6 +333,9 @@ impl VectorStoreIndex {
             }
         }
         let s = self.index_struct();
-        self.storage_context.index_store.add_index_struct(IndexStruct::IndexDict(s)).await
+        self.storage_context
+            .index_store
+            .add_index_struct(IndexStruct::IndexDict(s))
+            .await
     }
 }

@@ -119,8 +119,15 @@ impl VectorIndexRetriever {
 #[async_trait]
 impl Retriever for VectorIndexRetriever {
     async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
-        let needs_embedding = !matches!(self.mode, VectorStoreQueryMode::TextSearch | VectorStoreQueryMode::Sparse);
-        let embedding = if needs_embedding { Some(self.query_embedding(query).await?) } else { query.embedding.clone() };
+        let needs_embedding = !matches!(
+            self.mode,
+            VectorStoreQueryMode::TextSearch | VectorStoreQueryMode::Sparse
+        );
+        let embedding = if needs_embedding {
+            Some(self.query_embedding(query).await?)
+        } else {
+            query.embedding.clone()
+        };
         let vs_query = VectorStoreQuery {
             query_embedding: embedding,
             similarity_top_k: self.similarity_top_k,
@@ -147,16 +154,26 @@ impl Retriever for VectorIndexRetriever {
                 let fetched: HashMap<String, Node> = if to_fetch.is_empty() {
                     HashMap::new()
                 } else {
-                    docstore.get_nodes(&to_fetch).await?.into_iter().map(|n| (n.id_.clone(), n)).collect()
+                    docstore
+                        .get_nodes(&to_fetch)
+                        .await?
+                        .into_iter()
+                        .map(|n| (n.id_.clone(), n))
+                        .collect()
                 };
-                nodes.into_iter().map(|n| fetched.get(&n.id_).cloned().unwrap_or(n)).collect()
+                nodes
+                    .into_iter()
+                    .map(|n| fetched.get(&n.id_).cloned().unwrap_or(n))
+                    .collect()
             }
             _ => {
                 let index_struct = self.index.index_struct();
                 let mut ids = Vec::with_capacity(result.ids.len());
                 for id in &result.ids {
                     let node_id = index_struct.nodes_dict.get(id).ok_or_else(|| {
-                        Error::NotFound(format!("node `{id}` returned by the vector store is not in the index"))
+                        Error::NotFound(format!(
+                            "node `{id}` returned by the vector store is not in the index"
+                        ))
                     })?;
                     ids.push(node_id.clone());
                 }
