@@ -30,7 +30,7 @@ async fn main() -> Result<()> {
     );
 
     // 2. Index: split into nodes (SentenceSplitter, 1024 tokens), embed, store.
-    let embed_model: Arc<dyn Embedding> = Arc::new(HashEmbedding::new(384));
+    let embed_model: Arc<dyn Embedding> = Arc::new(HashEmbedding::new(1024));
     let index = VectorStoreIndex::builder(embed_model.clone())
         .show_progress(true)
         .from_documents(&documents)

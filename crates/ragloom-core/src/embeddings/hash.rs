@@ -6,8 +6,11 @@ use crate::error::{Error, Result};
 use async_trait::async_trait;
 
 /// Hashes each lower-cased word of a text into one of `dim` buckets, adding
-/// +1 or -1 (a sign taken from the hash, so unrelated words tend to cancel
-/// rather than pile up), then scales the vector to unit length.
+/// `±(1 + ln tf)` for a word that occurs `tf` times (sublinear, so a repeated
+/// word does not drown the rest; the sign comes from the hash, so unrelated
+/// words tend to cancel rather than pile up), then scales the vector to unit
+/// length. Common English function words ("the", "of", "what", ...) are
+/// skipped: they carry no topic and would otherwise dominate short queries.
 ///
 /// Words are maximal runs of Unicode alphanumeric characters, lower-cased
 /// with Unicode rules. The hash is FNV-1a over the word's UTF-8 bytes followed
@@ -46,16 +49,23 @@ impl HashEmbedding {
                 "HashEmbedding needs at least one dimension".into(),
             ));
         }
-        let mut counts = vec![0f64; self.dim];
-        let dim = self.dim as u64;
+        let mut tf: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
         for word in text
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
         {
-            let h = word_hash(&word.to_lowercase());
-            // The top bit picks the sign, the rest the bucket.
+            let word = word.to_lowercase();
+            if !is_stop_word(&word) {
+                *tf.entry(word).or_insert(0) += 1;
+            }
+        }
+        let mut counts = vec![0f64; self.dim];
+        let dim = self.dim as u64;
+        for (word, n) in &tf {
+            let h = word_hash(word);
             let bucket = ((h & (u64::MAX >> 1)) % dim) as usize;
-            counts[bucket] += if h >> 63 == 1 { -1.0 } else { 1.0 };
+            let weight = 1.0 + f64::from(*n).ln();
+            counts[bucket] += if h >> 63 == 1 { -weight } else { weight };
         }
         let norm = counts.iter().map(|c| c * c).sum::<f64>().sqrt();
         if norm > 0.0 {
@@ -67,6 +77,22 @@ impl HashEmbedding {
 
 /// FNV-1a (64-bit) then the MurmurHash3 finaliser, so that the low bits used
 /// for bucketing depend on every byte.
+/// English function words, skipped by [`HashEmbedding`].
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from",
+    "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if",
+    "in", "into", "is", "it", "its", "just", "me", "my", "no", "nor", "not", "of", "on", "or",
+    "our", "ours", "out", "over", "she", "should", "so", "some", "such", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "up", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+    "with", "would", "you", "your", "yours",
+];
+
+fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
 fn word_hash(word: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in word.bytes() {
@@ -116,8 +142,10 @@ mod tests {
         let v = HashEmbedding::new(8)
             .embed("Hello wörld, hello")
             .unwrap_or_default();
-        let (a, b) = (2.0 / 5f32.sqrt(), 1.0 / 5f32.sqrt());
-        let want = [0.0, 0.0, 0.0, 0.0, -a, 0.0, 0.0, -b];
+        // "hello" twice weighs 1 + ln 2, "wörld" once weighs 1.
+        let w = 1.0 + 2f32.ln();
+        let norm = (w * w + 1.0).sqrt();
+        let want = [0.0, 0.0, 0.0, 0.0, -w / norm, 0.0, 0.0, -1.0 / norm];
         assert_eq!(v.len(), 8);
         assert!(
             v.iter().zip(want).all(|(x, y)| (x - y).abs() < 1e-7),
@@ -131,6 +159,16 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(a, b);
         assert!(HashEmbedding::new(0).embed("x").is_err());
+        assert!(
+            STOP_WORDS.windows(2).all(|p| p[0] < p[1]),
+            "STOP_WORDS must stay sorted"
+        );
+        assert_eq!(
+            HashEmbedding::new(16)
+                .embed("What is the rabbit?")
+                .unwrap_or_default(),
+            HashEmbedding::new(16).embed("rabbit").unwrap_or_default()
+        );
         assert_eq!(
             HashEmbedding::new(4).embed("  ...  ").unwrap_or_default(),
             vec![0.0; 4]

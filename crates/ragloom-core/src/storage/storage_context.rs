@@ -152,7 +152,7 @@ impl StorageContext {
             }
             vector_stores.insert(
                 namespace,
-                Arc::new(SimpleVectorStore::from_persist_path(&entry.path())?),
+                Arc::new(SimpleVectorStore::from_persist_path(entry.path())?),
             );
         }
         match vector_store {
