@@ -337,3 +337,110 @@ async fn ragloom_index_loads_in_python_with_the_same_top_k() {
         }
     }
 }
+
+/// Counts what it is asked to embed.
+#[derive(Debug)]
+struct CountingEmbedding {
+    inner: HashEmbedding,
+    texts: std::sync::Mutex<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl Embedding for CountingEmbedding {
+    fn model_name(&self) -> &str {
+        "counting"
+    }
+    fn dimensions(&self) -> Option<usize> {
+        self.inner.dimensions()
+    }
+    async fn embed_query(&self, query: &str) -> ragloom_core::Result<Vec<f32>> {
+        self.inner.embed_query(query).await
+    }
+    async fn embed_texts(&self, texts: &[String]) -> ragloom_core::Result<Vec<Vec<f32>>> {
+        self.texts.lock().unwrap().extend(texts.iter().cloned());
+        self.inner.embed_texts(texts).await
+    }
+}
+
+/// Counts the batches added to it.
+#[derive(Debug, Default)]
+struct CountingStore {
+    inner: SimpleVectorStore,
+    batches: std::sync::Mutex<Vec<usize>>,
+}
+
+#[async_trait::async_trait]
+impl VectorStore for CountingStore {
+    fn stores_text(&self) -> bool {
+        false
+    }
+    async fn add(&self, nodes: &[Node]) -> ragloom_core::Result<Vec<String>> {
+        self.batches.lock().unwrap().push(nodes.len());
+        self.inner.add(nodes).await
+    }
+    async fn delete(&self, ref_doc_id: &str) -> ragloom_core::Result<()> {
+        self.inner.delete(ref_doc_id).await
+    }
+    async fn delete_nodes(
+        &self,
+        ids: &[String],
+        f: Option<&MetadataFilters>,
+    ) -> ragloom_core::Result<()> {
+        self.inner.delete_nodes(ids, f).await
+    }
+    async fn query(
+        &self,
+        q: &ragloom_core::vector_stores::VectorStoreQuery,
+    ) -> ragloom_core::Result<ragloom_core::vector_stores::VectorStoreQueryResult> {
+        self.inner.query(q).await
+    }
+    async fn clear(&self) -> ragloom_core::Result<()> {
+        self.inner.clear().await
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[tokio::test]
+async fn only_nodes_without_embeddings_are_embedded_in_insert_batches() {
+    let embed = Arc::new(CountingEmbedding {
+        inner: HashEmbedding::new(16),
+        texts: Default::default(),
+    });
+    let store = Arc::new(CountingStore::default());
+    let mut nodes: Vec<Node> = (0..7)
+        .map(|i| {
+            TextNode::text_node(format!("node number {i}"))
+                .with_metadata("secret", "s")
+                .with_id(format!("n{i}"))
+        })
+        .collect();
+    for n in &mut nodes {
+        n.excluded_embed_metadata_keys = vec!["secret".into()];
+    }
+    nodes[2].embedding = Some(vec![1.0; 16]);
+    nodes[5].embedding = Some(vec![0.5; 16]);
+    let index = VectorStoreIndex::builder(embed.clone())
+        .storage_context(StorageContext::with_vector_store(store.clone()))
+        .insert_batch_size(3)
+        .from_nodes(nodes)
+        .await
+        .unwrap();
+    assert_eq!(*store.batches.lock().unwrap(), [3, 3, 1]);
+    let embedded = embed.texts.lock().unwrap().clone();
+    assert_eq!(embedded.len(), 5, "nodes 2 and 5 came with embeddings");
+    assert!(
+        embedded.iter().all(|t| !t.contains("secret")),
+        "embed text excludes excluded keys"
+    );
+    // The docstore keeps the nodes without their embeddings; the store has them.
+    let stored = index
+        .storage_context()
+        .docstore
+        .get_node("n2")
+        .await
+        .unwrap();
+    assert_eq!(stored.embedding, None);
+    assert_eq!(store.inner.get("n2").unwrap(), vec![1.0f64; 16]);
+}

@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::schema::Node;
 use crate::transform::TransformComponent;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Applies `transformations` in order (LlamaIndex `run_transformations`).
 pub async fn run_transformations(
@@ -18,8 +19,7 @@ pub async fn run_transformations(
             component = t.class_name(),
             nodes_in = nodes.len()
         );
-        let _guard = span.enter();
-        nodes = t.transform(nodes).await?;
+        nodes = t.transform(nodes).instrument(span).await?;
     }
     Ok(nodes)
 }

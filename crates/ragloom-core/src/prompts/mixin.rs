@@ -56,8 +56,20 @@ pub trait PromptMixin {
         }
         self.update_own_prompts(&own)?;
         for (module, sub) in nested {
-            if let Some(m) = self.prompt_module_mut(&module) {
-                m.update_prompts(&sub)?;
+            let known = self
+                .prompt_modules()
+                .iter()
+                .any(|(name, _)| *name == module);
+            match self.prompt_module_mut(&module) {
+                Some(m) => m.update_prompts(&sub)?,
+                // Silently keeping the old prompt would surprise: say why it cannot change.
+                None if known => {
+                    return Err(crate::Error::InvalidInput(format!(
+                        "cannot update the prompts of `{module}`: it is shared (held in more than one \
+                         place); update it before sharing it"
+                    )));
+                }
+                None => {}
             }
         }
         Ok(())

@@ -5,6 +5,7 @@ use super::QueryEngine;
 use crate::error::Result;
 use crate::llms::Llm;
 use crate::postprocessor::NodePostprocessor;
+use crate::prompts::{PromptDictType, PromptMixin};
 use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
 use crate::retrievers::Retriever;
 use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
@@ -69,6 +70,34 @@ impl RetrieverQueryEngine {
     /// The retriever.
     pub fn retriever(&self) -> &Arc<dyn Retriever> {
         &self.retriever
+    }
+}
+
+/// The synthesizer's prompts, keyed `response_synthesizer:<name>` as in LlamaIndex.
+impl PromptMixin for RetrieverQueryEngine {
+    fn own_prompts(&self) -> PromptDictType {
+        PromptDictType::new()
+    }
+
+    fn prompt_modules(&self) -> Vec<(&'static str, &dyn PromptMixin)> {
+        vec![(
+            "response_synthesizer",
+            self.synthesizer.as_ref() as &dyn PromptMixin,
+        )]
+    }
+
+    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
+        Ok(())
+    }
+
+    /// The synthesizer can be updated while this engine is its only owner.
+    fn prompt_module_mut(&mut self, name: &str) -> Option<&mut dyn PromptMixin> {
+        match name {
+            "response_synthesizer" => {
+                Arc::get_mut(&mut self.synthesizer).map(|s| s as &mut dyn PromptMixin)
+            }
+            _ => None,
+        }
     }
 }
 

@@ -7,10 +7,11 @@ pub use refine::{CompactAndRefine, Refine};
 
 use crate::error::{Error, Result};
 use crate::llms::Llm;
-use crate::prompts::PromptHelper;
+use crate::prompts::{PromptHelper, PromptMixin};
 use crate::schema::{MetadataMode, NodeWithScore, QueryBundle, Response, StreamingResponse};
 use async_trait::async_trait;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// The answer given when there is no context at all (LlamaIndex's text).
 pub const EMPTY_RESPONSE: &str = "Empty Response";
@@ -39,9 +40,10 @@ pub enum ResponseMode {
     ContextOnly,
 }
 
-/// Query + nodes → answer.
+/// Query + nodes → answer. Its prompts are reachable through [`PromptMixin`]
+/// (`text_qa_template`, `refine_template`, ...).
 #[async_trait]
-pub trait Synthesizer: Send + Sync + std::fmt::Debug {
+pub trait Synthesizer: PromptMixin + Send + Sync + std::fmt::Debug {
     /// The answer text for `query_str` over `text_chunks`.
     async fn get_response(&self, query_str: &str, text_chunks: &[String]) -> Result<String>;
 
@@ -61,12 +63,14 @@ pub trait Synthesizer: Send + Sync + std::fmt::Debug {
         additional_source_nodes: Vec<NodeWithScore>,
     ) -> Result<Response> {
         let span = tracing::info_span!("synthesize", query = %query.query_str, nodes = nodes.len());
-        let _guard = span.enter();
         if nodes.is_empty() {
             return Ok(Response::new(EMPTY_RESPONSE, additional_source_nodes));
         }
         let chunks = node_texts(&nodes);
-        let text = self.get_response(&query.query_str, &chunks).await?;
+        let text = self
+            .get_response(&query.query_str, &chunks)
+            .instrument(span)
+            .await?;
         let mut sources = nodes;
         sources.extend(additional_source_nodes);
         Ok(Response::new(text, sources))

@@ -87,7 +87,7 @@ impl StorageContext {
     /// `{namespace}__vector_store.json`), each file atomically.
     pub async fn persist(&self, persist_dir: impl AsRef<Path>) -> Result<()> {
         let dir = persist_dir.as_ref();
-        let _span = tracing::info_span!("persist", dir = %dir.display()).entered();
+        tracing::info!(dir = %dir.display(), "persisting storage context");
         std::fs::create_dir_all(dir).map_err(|e| Error::io("creating directory", dir, e))?;
         self.docstore.persist(&dir.join(DOCSTORE_FNAME)).await?;
         self.index_store

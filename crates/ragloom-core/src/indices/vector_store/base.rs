@@ -14,6 +14,7 @@ use crate::storage::StorageContext;
 use crate::transform::TransformComponent;
 use crate::vector_stores::VectorStore;
 use std::sync::{Arc, RwLock};
+use tracing::Instrument;
 
 /// LlamaIndex's default `insert_batch_size`.
 pub const DEFAULT_INSERT_BATCH_SIZE: usize = 2048;
@@ -242,10 +243,9 @@ impl VectorStoreIndex {
             model = self.embed_model.model_name(),
             texts = texts.len()
         );
-        let vectors = {
-            let _g = span.enter();
-            embed_in_batches(self.embed_model.as_ref(), &texts, self.show_progress).await?
-        };
+        let vectors = embed_in_batches(self.embed_model.as_ref(), &texts, self.show_progress)
+            .instrument(span)
+            .await?;
         if vectors.len() != missing.len() {
             return Err(Error::Other(format!(
                 "embedding model `{}` returned {} vectors for {} texts",
