@@ -2,7 +2,7 @@
 //! `data_structs`), with the JSON shape and type names the index store persists.
 
 use crate::error::{Error, Result};
-use crate::storage::kvstore::to_python_json_string;
+use crate::utils::to_python_json_string;
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 

@@ -4,10 +4,11 @@
 
 use ragloom_core::data_structs::{IndexDict, IndexList};
 use ragloom_core::storage::docstore::{doc_to_json, json_to_doc};
-use ragloom_core::storage::kvstore::{KvData, to_python_json_string};
+use ragloom_core::storage::kvstore::KvData;
 use ragloom_core::storage::{
     DocStore, IndexStore, RefDocInfo, SimpleDocumentStore, SimpleIndexStore, SimpleKVStore,
 };
+use ragloom_core::utils::to_python_json_string;
 use ragloom_core::{Error, IndexStruct, Node};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;

@@ -2,12 +2,9 @@
 //! key → JSON object), persisted as one JSON object byte-for-byte as Python writes it.
 
 use crate::error::{Error, Result};
-use crate::schema::float_repr;
-use crate::utils::{read_json_file, write_atomic};
+use crate::utils::{read_json_file, write_atomic, write_python_json};
 use indexmap::IndexMap;
-use serde::Serialize;
 use serde_json::Value;
-use serde_json::ser::{CharEscape, Formatter};
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -188,118 +185,11 @@ pub(crate) async fn run_blocking<R: Send + 'static>(
     }
 }
 
-/// Serialises `value` to `w` exactly as Python's `json.dumps(value)` does with
-/// its defaults: `", "` and `": "` separators, every non-ASCII character as a
-/// `\uXXXX` escape (astral ones as surrogate pairs), floats as Python's `repr`.
-pub fn write_python_json<T: Serialize + ?Sized>(w: &mut dyn Write, value: &T) -> io::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(w, PythonFormatter);
-    value.serialize(&mut ser).map_err(io::Error::other)
-}
-
-/// `value` as Python's `json.dumps(value)` writes it (see [`write_python_json`]).
-pub fn to_python_json_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
-    let mut out = Vec::new();
-    write_python_json(&mut out, value).map_err(|e| Error::Other(e.to_string()))?;
-    // Every byte written is ASCII: non-ASCII characters are escaped.
-    String::from_utf8(out).map_err(|e| Error::Other(e.to_string()))
-}
-
-/// A `serde_json` formatter producing Python `json.dumps` output.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PythonFormatter;
-
-impl Formatter for PythonFormatter {
-    fn write_f32<W: ?Sized + Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
-        self.write_f64(writer, f64::from(value))
-    }
-
-    fn write_f64<W: ?Sized + Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
-        // json.dumps spells the non-finite values as JavaScript does.
-        let text = if value.is_nan() {
-            "NaN".to_string()
-        } else if value.is_infinite() {
-            if value > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
-        } else {
-            float_repr(value)
-        };
-        writer.write_all(text.as_bytes())
-    }
-
-    fn write_string_fragment<W: ?Sized + Write>(
-        &mut self,
-        writer: &mut W,
-        fragment: &str,
-    ) -> io::Result<()> {
-        // Python escapes everything outside printable ASCII (' '..='~');
-        // quotes, backslashes and controls reach `write_char_escape` instead.
-        let bytes = fragment.as_bytes();
-        let mut start = 0;
-        for (i, ch) in fragment.char_indices() {
-            if (' '..='~').contains(&ch) {
-                continue;
-            }
-            writer.write_all(&bytes[start..i])?;
-            let mut units = [0u16; 2];
-            for unit in ch.encode_utf16(&mut units) {
-                write!(writer, "\\u{unit:04x}")?;
-            }
-            start = i + ch.len_utf8();
-        }
-        writer.write_all(&bytes[start..])
-    }
-
-    fn write_char_escape<W: ?Sized + Write>(
-        &mut self,
-        writer: &mut W,
-        char_escape: CharEscape,
-    ) -> io::Result<()> {
-        let s: &[u8] = match char_escape {
-            CharEscape::Quote => b"\\\"",
-            CharEscape::ReverseSolidus => b"\\\\",
-            CharEscape::Solidus => b"/",
-            CharEscape::Backspace => b"\\b",
-            CharEscape::FormFeed => b"\\f",
-            CharEscape::LineFeed => b"\\n",
-            CharEscape::CarriageReturn => b"\\r",
-            CharEscape::Tab => b"\\t",
-            CharEscape::AsciiControl(byte) => return write!(writer, "\\u{byte:04x}"),
-        };
-        writer.write_all(s)
-    }
-
-    fn begin_array_value<W: ?Sized + Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
-    }
-
-    fn begin_object_key<W: ?Sized + Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
-    }
-
-    fn begin_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        writer.write_all(b": ")
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::utils::to_python_json_string;
     use serde_json::json;
 
     fn obj(v: Value) -> KvValue {

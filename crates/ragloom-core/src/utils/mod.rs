@@ -3,6 +3,8 @@
 
 mod fmt;
 mod fs;
+mod pyjson;
 
 pub use fmt::{format_named, template_vars};
 pub use fs::{read_json_file, write_atomic};
+pub use pyjson::{PythonFormatter, to_python_json_string, write_python_json};

@@ -48,7 +48,7 @@ use crate::embeddings::SimilarityMode;
 use crate::embeddings::similarity::{dot, l2};
 use crate::error::{Error, Result};
 use crate::schema::{Metadata, Node, float_repr};
-use crate::utils::write_atomic;
+use crate::utils::{write_atomic, write_python_json};
 use async_trait::async_trait;
 use rayon::prelude::*;
 use serde::Deserializer;
@@ -413,7 +413,7 @@ impl SimpleVectorStore {
             if r > 0 {
                 out.write_all(b", ")?;
             }
-            write_py_str(out, &data.ids[r])?;
+            write_python_json(out, &data.ids[r])?;
             out.write_all(b": [")?;
             for (i, v) in data.values[r * data.dim..(r + 1) * data.dim]
                 .iter()
@@ -435,9 +435,9 @@ impl SimpleVectorStore {
                 if !std::mem::take(&mut first) {
                     out.write_all(b", ")?;
                 }
-                write_py_str(out, &data.ids[r])?;
+                write_python_json(out, &data.ids[r])?;
                 out.write_all(b": ")?;
-                write_py_str(out, ref_doc_id)?;
+                write_python_json(out, ref_doc_id)?;
             }
         }
         out.write_all(b"}, \"metadata_dict\": {")?;
@@ -447,9 +447,9 @@ impl SimpleVectorStore {
                 if !std::mem::take(&mut first) {
                     out.write_all(b", ")?;
                 }
-                write_py_str(out, &data.ids[r])?;
+                write_python_json(out, &data.ids[r])?;
                 out.write_all(b": ")?;
-                write_py_object(out, metadata)?;
+                write_python_json(out, metadata)?;
             }
         }
         out.write_all(b"}}")
@@ -939,79 +939,6 @@ impl<'de> Visitor<'de> for RowSeed<'_> {
 
 // ---- writing the file as Python's json.dump does ------------------------------
 
-/// A string as `json.dump` writes it with `ensure_ascii=True`: everything
-/// outside printable ASCII as `\uXXXX` (surrogate pairs beyond the BMP).
-fn write_py_str(out: &mut dyn Write, s: &str) -> std::io::Result<()> {
-    out.write_all(b"\"")?;
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        let escape: Option<&[u8]> = match c {
-            '"' => Some(b"\\\""),
-            '\\' => Some(b"\\\\"),
-            '\n' => Some(b"\\n"),
-            '\r' => Some(b"\\r"),
-            '\t' => Some(b"\\t"),
-            '\u{8}' => Some(b"\\b"),
-            '\u{c}' => Some(b"\\f"),
-            ' '..='~' => continue,
-            _ => None,
-        };
-        out.write_all(&s.as_bytes()[start..i])?;
-        start = i + c.len_utf8();
-        match escape {
-            Some(e) => out.write_all(e)?,
-            None => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    write!(out, "\\u{unit:04x}")?;
-                }
-            }
-        }
-    }
-    out.write_all(&s.as_bytes()[start..])?;
-    out.write_all(b"\"")
-}
-
-fn write_py_object(
-    out: &mut dyn Write,
-    map: &serde_json::Map<String, Value>,
-) -> std::io::Result<()> {
-    out.write_all(b"{")?;
-    for (i, (k, v)) in map.iter().enumerate() {
-        if i > 0 {
-            out.write_all(b", ")?;
-        }
-        write_py_str(out, k)?;
-        out.write_all(b": ")?;
-        write_py_value(out, v)?;
-    }
-    out.write_all(b"}")
-}
-
-fn write_py_value(out: &mut dyn Write, value: &Value) -> std::io::Result<()> {
-    match value {
-        Value::Null => out.write_all(b"null"),
-        Value::Bool(true) => out.write_all(b"true"),
-        Value::Bool(false) => out.write_all(b"false"),
-        Value::Number(n) if n.is_f64() => {
-            out.write_all(float_repr(n.as_f64().unwrap_or(f64::NAN)).as_bytes())
-        }
-        Value::Number(n) => write!(out, "{n}"),
-        Value::String(s) => write_py_str(out, s),
-        Value::Array(items) => {
-            out.write_all(b"[")?;
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b", ")?;
-                }
-                write_py_value(out, item)?;
-            }
-            out.write_all(b"]")
-        }
-        Value::Object(map) => write_py_object(out, map),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1024,15 +951,5 @@ mod tests {
         // Python: [(1.0,'c'), (1.0,'d')] stays in heap order after the stable sort.
         let got: Vec<&str> = top.iter().map(|(_, r)| ids[*r].as_str()).collect();
         assert_eq!(got, ["c", "d"]);
-    }
-
-    #[test]
-    fn strings_escape_as_python_json() {
-        let mut out = Vec::new();
-        let _ = write_py_str(&mut out, "a\"\\\n\u{7f}é😀\u{1}");
-        assert_eq!(
-            String::from_utf8_lossy(&out),
-            r#""a\"\\\n\u007f\u00e9\ud83d\ude00\u0001""#
-        );
     }
 }
