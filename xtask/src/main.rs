@@ -73,6 +73,9 @@ fn ci() -> Result {
     ]);
     run("cargo clippy -D warnings", clippy)?;
 
+    core_depends_on_no_integration()?;
+    each_feature_compiles_alone()?;
+
     let mut test = cargo();
     test.args(["test", "--workspace"]);
     match python_reference() {
@@ -103,6 +106,89 @@ fn ci() -> Result {
         eprintln!("==> cargo deny: not installed, skipped (cargo install cargo-deny)");
     }
     eprintln!("==> ci: all checks passed");
+    Ok(())
+}
+
+/// ragloom-core must stay free of provider crates: a third party builds an
+/// integration on core alone.
+fn core_depends_on_no_integration() -> Result {
+    eprintln!("==> ragloom-core depends on no integration");
+    let out = cargo()
+        .args([
+            "tree",
+            "-p",
+            "ragloom-core",
+            "--edges",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .output()
+        .map_err(|e| format!("cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let offenders: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| name.starts_with("ragloom") && *name != "ragloom-core")
+        .map(str::to_string)
+        .collect();
+    if offenders.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("ragloom-core depends on {}", offenders.join(", ")))
+    }
+}
+
+/// The facade's features, read from its manifest (`[features]` table).
+fn facade_features() -> Result<Vec<String>> {
+    let manifest = root().join("crates/ragloom/Cargo.toml");
+    let text =
+        std::fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let mut in_features = false;
+    let mut features = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_features = line == "[features]";
+            continue;
+        }
+        if in_features
+            && !line.starts_with('#')
+            && let Some((name, _)) = line.split_once('=')
+        {
+            let name = name.trim();
+            if !name.is_empty() && name != "default" {
+                features.push(name.to_string());
+            }
+        }
+    }
+    Ok(features)
+}
+
+/// Each facade feature builds on its own, so no feature leans on another by accident.
+fn each_feature_compiles_alone() -> Result {
+    for feature in facade_features()? {
+        let mut check = cargo();
+        check.args([
+            "check",
+            "-p",
+            "ragloom",
+            "--no-default-features",
+            "--features",
+            &feature,
+        ]);
+        run(
+            &format!("cargo check -p ragloom --features {feature}"),
+            check,
+        )?;
+    }
     Ok(())
 }
 
