@@ -148,8 +148,20 @@ impl PromptHelper {
         chunks: &[String],
         is_chat_model: bool,
     ) -> Result<Vec<String>> {
-        let splitter =
-            self.text_splitter_given_prompt(prompt, 1, DEFAULT_PADDING, is_chat_model)?;
+        self.repack_with_padding(prompt, chunks, DEFAULT_PADDING, is_chat_model)
+    }
+
+    /// [`repack`](Self::repack) keeping `padding` tokens free beside each
+    /// piece; refine-style synthesizers reserve 500 so the answer being
+    /// refined has room to grow (LlamaIndex's `response_padding_size`).
+    pub fn repack_with_padding(
+        &self,
+        prompt: &BasePromptTemplate,
+        chunks: &[String],
+        padding: usize,
+        is_chat_model: bool,
+    ) -> Result<Vec<String>> {
+        let splitter = self.text_splitter_given_prompt(prompt, 1, padding, is_chat_model)?;
         let combined = chunks
             .iter()
             .map(|c| crate::schema::py_strip(c))

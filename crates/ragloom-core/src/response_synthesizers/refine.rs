@@ -1,8 +1,9 @@
 //! `Refine` (one call per chunk, refining the answer) and `CompactAndRefine`
 //! (pack chunks to fill the window first), with LlamaIndex 0.14.25's call pattern.
 
-use super::{EMPTY_RESPONSE, Synthesizer};
-use crate::error::Result;
+use super::structured::{OutputCls, predict_refine_response, predict_structured};
+use super::{EMPTY_RESPONSE, Synthesizer, one_delta};
+use crate::error::{Error, Result};
 use crate::llms::{Llm, predict, stream_predict};
 use crate::prompts::default_prompts::{refine_prompt, text_qa_prompt};
 use crate::prompts::{BasePromptTemplate, PromptDictType, PromptHelper, PromptMixin};
@@ -11,14 +12,26 @@ use futures::stream::BoxStream;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+/// Tokens kept free beside each chunk when chunks are first packed for
+/// refining, so the answer has room to grow (LlamaIndex `DEFAULT_RESPONSE_PADDING_SIZE`).
+pub const DEFAULT_RESPONSE_PADDING_SIZE: usize = 500;
+
 /// Answers with the first chunk, then refines the answer with each further
 /// chunk, one LLM call per chunk (LlamaIndex `Refine`).
+///
+/// With `structured_answer_filtering` every call asks for a
+/// [`StructuredRefineResponse`](super::StructuredRefineResponse) and answers
+/// whose `query_satisfied` is false (or that do not parse) are dropped; with
+/// an [`OutputCls`] every call asks for that type's JSON.
 #[derive(Clone, Debug)]
 pub struct Refine {
     llm: Arc<dyn Llm>,
     text_qa_template: BasePromptTemplate,
     refine_template: BasePromptTemplate,
     prompt_helper: PromptHelper,
+    structured_answer_filtering: bool,
+    output_cls: Option<OutputCls>,
+    response_padding_size: usize,
 }
 
 impl Refine {
@@ -30,7 +43,37 @@ impl Refine {
             text_qa_template: text_qa_prompt(),
             refine_template: refine_prompt(),
             prompt_helper,
+            structured_answer_filtering: false,
+            output_cls: None,
+            response_padding_size: DEFAULT_RESPONSE_PADDING_SIZE,
         }
+    }
+
+    /// Drops answers the model says do not satisfy the query (LlamaIndex
+    /// `structured_answer_filtering`): by a tool call on function-calling
+    /// models, by a JSON reply otherwise.
+    pub fn with_structured_answer_filtering(mut self, on: bool) -> Self {
+        self.structured_answer_filtering = on;
+        self
+    }
+
+    /// Asks every call for JSON of `output_cls` (LlamaIndex `output_cls`);
+    /// the answer is that JSON. Ignored under structured answer filtering, as in LlamaIndex.
+    pub fn with_output_cls(mut self, output_cls: Option<OutputCls>) -> Self {
+        self.output_cls = output_cls;
+        self
+    }
+
+    /// Tokens kept free beside each chunk when chunks are first packed (default 500).
+    pub fn with_response_padding_size(mut self, padding: usize) -> Self {
+        self.response_padding_size = padding;
+        self
+    }
+
+    /// Whether the model streams its last answer token by token: not when
+    /// the answer must first be parsed as JSON.
+    fn streams_plain_text(&self) -> bool {
+        !self.structured_answer_filtering && self.output_cls.is_none()
     }
 
     /// Uses `helper` to size chunks.
@@ -80,9 +123,10 @@ impl Refine {
         let max_prompt = Self::biggest_prompt(&self.text_qa_template, &self.refine_template);
         let mut queue: VecDeque<String> = VecDeque::new();
         for chunk in chunks {
-            queue.extend(self.prompt_helper.repack(
+            queue.extend(self.prompt_helper.repack_with_padding(
                 max_prompt,
                 std::slice::from_ref(chunk),
+                self.response_padding_size,
                 is_chat,
             )?);
         }
@@ -90,9 +134,8 @@ impl Refine {
         let mut pending: Option<(BasePromptTemplate, Vec<(String, String)>)> = None;
         while let Some(chunk) = queue.pop_front() {
             if let Some((prompt, vars)) = pending.take() {
-                // As LlamaIndex: an empty reply leaves the previous answer standing.
-                let reply = self.call(&prompt, &vars).await?;
-                if !reply.is_empty() {
+                // As LlamaIndex: an empty or dropped reply leaves the previous answer standing.
+                if let Some(reply) = self.call(&prompt, &vars).await? {
                     response = Some(reply);
                 }
             }
@@ -131,21 +174,44 @@ impl Refine {
         })
     }
 
-    async fn call(&self, prompt: &BasePromptTemplate, vars: &[(String, String)]) -> Result<String> {
+    /// One call of the loop (LlamaIndex's refine "program"): the new answer,
+    /// or `None` when it is empty, judged unsatisfying, or unparseable
+    /// (logged, as LlamaIndex logs it). Provider errors are returned.
+    async fn call(
+        &self,
+        prompt: &BasePromptTemplate,
+        vars: &[(String, String)],
+    ) -> Result<Option<String>> {
         let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        predict(self.llm.as_ref(), prompt, &vars).await
+        let llm = self.llm.as_ref();
+        let answer = if self.structured_answer_filtering {
+            predict_refine_response(llm, prompt, &vars)
+                .await
+                .map(|r| r.query_satisfied.then_some(r.answer))
+        } else if let Some(cls) = &self.output_cls {
+            predict_structured(llm, cls, prompt, &vars).await.map(Some)
+        } else {
+            predict(llm, prompt, &vars).await.map(Some)
+        };
+        match answer {
+            Ok(answer) => Ok(answer.filter(|a| !a.is_empty())),
+            Err(Error::OutputParse(why)) => {
+                tracing::warn!(error = %why, "structured response error; answer dropped");
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     async fn respond(&self, query_str: &str, chunks: &[String]) -> Result<String> {
         let state = self.run(query_str, chunks, None).await?;
-        let text = match state.last_call {
-            Some((prompt, vars)) => {
-                Some(self.call(&prompt, &vars).await?).filter(|t| !t.is_empty())
+        let mut response = state.response;
+        if let Some((prompt, vars)) = state.last_call {
+            if let Some(reply) = self.call(&prompt, &vars).await? {
+                response = Some(reply);
             }
-            None => None,
-        };
-        Ok(text
-            .or(state.response)
+        }
+        Ok(response
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| EMPTY_RESPONSE.to_string()))
     }
@@ -156,20 +222,23 @@ impl Refine {
         chunks: &[String],
     ) -> Result<BoxStream<'static, Result<String>>> {
         let state = self.run(query_str, chunks, None).await?;
-        match state.last_call {
-            Some((prompt, vars)) => {
+        let mut response = state.response;
+        if let Some((prompt, vars)) = state.last_call {
+            if self.streams_plain_text() {
                 let vars: Vec<(&str, &str)> =
                     vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-                stream_predict(self.llm.clone(), &prompt, &vars).await
+                return stream_predict(self.llm.clone(), &prompt, &vars).await;
             }
-            None => {
-                let text = state
-                    .response
-                    .filter(|t| !t.is_empty())
-                    .unwrap_or_else(|| EMPTY_RESPONSE.into());
-                Ok(Box::pin(futures::stream::once(async move { Ok(text) })))
+            // A structured answer is known only once its JSON is complete, so
+            // it arrives as one piece (as LlamaIndex yields it).
+            if let Some(reply) = self.call(&prompt, &vars).await? {
+                response = Some(reply);
             }
         }
+        let text = response
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| EMPTY_RESPONSE.into());
+        Ok(one_delta(text))
     }
 }
 
@@ -233,6 +302,11 @@ impl CompactAndRefine {
         }
     }
 
+    /// Compacts, then refines with `refine` (its prompts, helper and options).
+    pub fn from_refine(refine: Refine) -> Self {
+        Self { refine }
+    }
+
     /// Uses `helper` to size chunks.
     pub fn with_prompt_helper(mut self, helper: PromptHelper) -> Self {
         self.refine = self.refine.with_prompt_helper(helper);
@@ -251,6 +325,24 @@ impl CompactAndRefine {
         self
     }
 
+    /// See [`Refine::with_structured_answer_filtering`].
+    pub fn with_structured_answer_filtering(mut self, on: bool) -> Self {
+        self.refine = self.refine.with_structured_answer_filtering(on);
+        self
+    }
+
+    /// See [`Refine::with_output_cls`].
+    pub fn with_output_cls(mut self, output_cls: Option<OutputCls>) -> Self {
+        self.refine = self.refine.with_output_cls(output_cls);
+        self
+    }
+
+    /// See [`Refine::with_response_padding_size`].
+    pub fn with_response_padding_size(mut self, padding: usize) -> Self {
+        self.refine = self.refine.with_response_padding_size(padding);
+        self
+    }
+
     fn compact(&self, query_str: &str, chunks: &[String]) -> Result<Vec<String>> {
         let r = &self.refine;
         let qa = r
@@ -260,7 +352,12 @@ impl CompactAndRefine {
             .refine_template
             .partial_format(&[("query_str", query_str)]);
         let max_prompt = Refine::biggest_prompt(&qa, &refine);
-        r.prompt_helper.repack(max_prompt, chunks, r.is_chat())
+        r.prompt_helper.repack_with_padding(
+            max_prompt,
+            chunks,
+            r.response_padding_size,
+            r.is_chat(),
+        )
     }
 }
 

@@ -1,0 +1,106 @@
+//! `Generation`: the query alone through the simple input prompt, the
+//! retrieved context ignored (LlamaIndex 0.14.25).
+
+use super::{Synthesizer, response_with_sources, streaming_with_sources};
+use crate::error::Result;
+use crate::llms::{Llm, predict, stream_predict};
+use crate::prompts::default_prompts::simple_input_prompt;
+use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
+use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// Answers from the model's own knowledge: one call with the query through
+/// `simple_template` (`{query_str}`), even with no nodes (LlamaIndex `Generation`).
+#[derive(Clone, Debug)]
+pub struct Generation {
+    llm: Arc<dyn Llm>,
+    simple_template: BasePromptTemplate,
+}
+
+impl Generation {
+    /// A generation synthesizer with LlamaIndex's simple input prompt.
+    pub fn new(llm: Arc<dyn Llm>) -> Self {
+        Self {
+            llm,
+            simple_template: simple_input_prompt(),
+        }
+    }
+
+    /// Replaces the simple input prompt (needs `{query_str}`).
+    pub fn with_simple_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
+        self.simple_template = t.into();
+        self
+    }
+}
+
+#[async_trait]
+impl Synthesizer for Generation {
+    async fn get_response(&self, query_str: &str, _text_chunks: &[String]) -> Result<String> {
+        predict(
+            self.llm.as_ref(),
+            &self.simple_template,
+            &[("query_str", query_str)],
+        )
+        .await
+    }
+
+    async fn stream_response(
+        &self,
+        query_str: &str,
+        _text_chunks: &[String],
+    ) -> Result<BoxStream<'static, Result<String>>> {
+        stream_predict(
+            self.llm.clone(),
+            &self.simple_template,
+            &[("query_str", query_str)],
+        )
+        .await
+    }
+
+    /// Calls the model even without nodes: the context plays no part.
+    async fn synthesize(
+        &self,
+        query: &QueryBundle,
+        nodes: Vec<NodeWithScore>,
+        additional_source_nodes: Vec<NodeWithScore>,
+    ) -> Result<Response> {
+        let span = tracing::info_span!("synthesize", query = %query.query_str, nodes = nodes.len());
+        let text = self
+            .get_response(&query.query_str, &[])
+            .instrument(span)
+            .await?;
+        Ok(response_with_sources(text, nodes, additional_source_nodes))
+    }
+
+    /// Streams the model's answer even without nodes.
+    async fn stream_synthesize(
+        &self,
+        query: &QueryBundle,
+        nodes: Vec<NodeWithScore>,
+        additional_source_nodes: Vec<NodeWithScore>,
+    ) -> Result<StreamingResponse> {
+        let response_gen = self.stream_response(&query.query_str, &[]).await?;
+        Ok(streaming_with_sources(
+            response_gen,
+            nodes,
+            additional_source_nodes,
+        ))
+    }
+}
+
+impl PromptMixin for Generation {
+    fn own_prompts(&self) -> PromptDictType {
+        PromptDictType::from([("simple_template".to_string(), self.simple_template.clone())])
+    }
+
+    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
+        if let Some(p) = prompts.get("simple_template") {
+            p.require_vars(&["query_str"])?;
+            self.simple_template = p.clone();
+        }
+        Ok(())
+    }
+}
