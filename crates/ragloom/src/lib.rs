@@ -5,3 +5,15 @@
 //! integration crate, so one dependency gives the whole toolkit.
 
 pub use ragloom_core::*;
+
+/// Models served by [Ollama](https://ollama.com) (feature `ollama`): the
+/// [`Ollama`](ragloom_llms_ollama::Ollama) LLM from `ragloom-llms-ollama` and
+/// the [`OllamaEmbedding`](ragloom_embeddings_ollama::OllamaEmbedding) model
+/// from `ragloom-embeddings-ollama`, both finding the server through `OLLAMA_HOST`.
+#[cfg(feature = "ollama")]
+pub mod ollama {
+    pub use ragloom_embeddings_ollama::{
+        MAX_EMBED_BATCH_SIZE, OllamaEmbedding, OllamaEmbeddingBuilder,
+    };
+    pub use ragloom_llms_ollama::*;
+}

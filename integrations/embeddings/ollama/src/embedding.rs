@@ -1,0 +1,344 @@
+//! [`OllamaEmbedding`] (LlamaIndex's `OllamaEmbedding`): texts to vectors
+//! through Ollama's `/api/embed`, one request per batch of `embed_batch_size` texts.
+
+use crate::common::{Connection, OllamaHost, PROVIDER, keep_alive_from_duration, parse_keep_alive};
+use async_trait::async_trait;
+use ollama_rs::generation::embeddings::request::{EmbeddingsInput, GenerateEmbeddingsRequest};
+use ollama_rs::generation::parameters::KeepAlive;
+use ollama_rs::models::ModelOptions;
+use ragloom_core::embeddings::{DEFAULT_EMBED_BATCH_SIZE, Embedding};
+use ragloom_core::{Error, Result};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::time::Duration;
+use tracing::Instrument;
+
+/// The largest `embed_batch_size` LlamaIndex accepts.
+pub const MAX_EMBED_BATCH_SIZE: usize = 2048;
+
+/// An embedding model served by Ollama.
+///
+/// [`Embedding::embed_texts`] sends its texts in one `/api/embed` request;
+/// `embed_in_batches` (and so every index) splits larger inputs into batches
+/// of [`Embedding::embed_batch_size`]. Texts and queries are stripped and
+/// prefixed with `text_instruction` / `query_instruction` when set, as in LlamaIndex.
+///
+/// ```no_run
+/// # async fn run() -> ragloom_core::Result<()> {
+/// use ragloom_core::embeddings::{Embedding, embed_in_batches};
+/// use ragloom_embeddings_ollama::OllamaEmbedding;
+///
+/// let embed = OllamaEmbedding::builder("nomic-embed-text").embed_batch_size(32).build()?;
+/// let texts = vec!["first chunk".to_string(), "second chunk".to_string()];
+/// let vectors = embed_in_batches(&embed, &texts, false).await?;
+/// let query = embed.embed_query("which chunk?").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct OllamaEmbedding {
+    model_name: String,
+    host: OllamaHost,
+    conn: Connection,
+    embed_batch_size: usize,
+    options: Option<ModelOptions>,
+    query_instruction: Option<String>,
+    text_instruction: Option<String>,
+    keep_alive: Option<KeepAlive>,
+    dimensions: Option<u32>,
+    truncate: Option<bool>,
+}
+
+impl fmt::Debug for OllamaEmbedding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OllamaEmbedding")
+            .field("model_name", &self.model_name)
+            .field("base_url", &self.conn.base_url)
+            .field("embed_batch_size", &self.embed_batch_size)
+            .field("options", &self.options)
+            .field("query_instruction", &self.query_instruction)
+            .field("text_instruction", &self.text_instruction)
+            .field("keep_alive", &self.keep_alive)
+            .field("dimensions", &self.dimensions)
+            .field("truncate", &self.truncate)
+            .field("request_timeout", &self.conn.timeout)
+            .finish()
+    }
+}
+
+/// Settings for an [`OllamaEmbedding`]; every one has LlamaIndex's default.
+#[derive(Clone, Debug)]
+pub struct OllamaEmbeddingBuilder {
+    model_name: String,
+    base_url: Option<String>,
+    embed_batch_size: usize,
+    ollama_additional_kwargs: Map<String, Value>,
+    query_instruction: Option<String>,
+    text_instruction: Option<String>,
+    keep_alive: Option<KeepAlive>,
+    keep_alive_error: Option<String>,
+    dimensions: Option<u32>,
+    truncate: Option<bool>,
+    request_timeout: Option<Duration>,
+}
+
+impl OllamaEmbeddingBuilder {
+    /// Settings for `model_name` (e.g. `nomic-embed-text`, `all-minilm`).
+    pub fn new(model_name: impl Into<String>) -> Self {
+        Self {
+            model_name: model_name.into(),
+            base_url: None,
+            embed_batch_size: DEFAULT_EMBED_BATCH_SIZE,
+            ollama_additional_kwargs: Map::new(),
+            query_instruction: None,
+            text_instruction: None,
+            keep_alive: None,
+            keep_alive_error: None,
+            dimensions: None,
+            truncate: None,
+            request_timeout: None,
+        }
+    }
+
+    /// The server address, read with `OLLAMA_HOST`'s rules (`host:port`,
+    /// scheme optional). Default: `OLLAMA_HOST`, else `http://127.0.0.1:11434`.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = Some(base_url.into());
+        self
+    }
+
+    /// Texts per `/api/embed` request (default 10; 1 to 2048).
+    pub fn embed_batch_size(mut self, embed_batch_size: usize) -> Self {
+        self.embed_batch_size = embed_batch_size;
+        self
+    }
+
+    /// One model option sent in `options` (LlamaIndex's `ollama_additional_kwargs`).
+    pub fn additional_kwarg(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.ollama_additional_kwargs
+            .insert(key.into(), value.into());
+        self
+    }
+
+    /// Replaces all model options (LlamaIndex's `ollama_additional_kwargs`).
+    pub fn ollama_additional_kwargs(mut self, kwargs: Map<String, Value>) -> Self {
+        self.ollama_additional_kwargs = kwargs;
+        self
+    }
+
+    /// Put before every query, e.g. `"search_query:"` for nomic-embed-text.
+    pub fn query_instruction(mut self, instruction: impl Into<String>) -> Self {
+        self.query_instruction = Some(instruction.into());
+        self
+    }
+
+    /// Put before every text, e.g. `"search_document:"` for nomic-embed-text.
+    pub fn text_instruction(mut self, instruction: impl Into<String>) -> Self {
+        self.text_instruction = Some(instruction.into());
+        self
+    }
+
+    /// How long Ollama keeps the model loaded after a request (`keep_alive`).
+    pub fn keep_alive(mut self, keep_alive: KeepAlive) -> Self {
+        self.keep_alive = Some(keep_alive);
+        self.keep_alive_error = None;
+        self
+    }
+
+    /// [`Self::keep_alive`] from text (`"-1"`, `"0"`, seconds, `30s`, `10m`,
+    /// `2h`); a bad value fails [`Self::build`].
+    pub fn keep_alive_str(mut self, keep_alive: &str) -> Self {
+        match parse_keep_alive(keep_alive) {
+            Ok(k) => {
+                self.keep_alive = Some(k);
+                self.keep_alive_error = None;
+            }
+            Err(e) => self.keep_alive_error = Some(e.to_string()),
+        }
+        self
+    }
+
+    /// [`Self::keep_alive`] as a duration (whole seconds, rounded up).
+    pub fn keep_alive_duration(self, keep_alive: Duration) -> Self {
+        self.keep_alive(keep_alive_from_duration(keep_alive))
+    }
+
+    /// Ask the model for vectors of this length (`dimensions`, for models
+    /// that support shortening); also what [`Embedding::dimensions`] reports.
+    pub fn dimensions(mut self, dimensions: u32) -> Self {
+        self.dimensions = Some(dimensions);
+        self
+    }
+
+    /// Whether Ollama may cut texts longer than the model's context
+    /// (`truncate`; the server's default is true). With `false` a long text is an error.
+    pub fn truncate(mut self, truncate: bool) -> Self {
+        self.truncate = Some(truncate);
+        self
+    }
+
+    /// Timeout to connect and for each wait for data; default none, as LlamaIndex's client.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// Checks the settings and creates the HTTP client.
+    pub fn build(self) -> Result<OllamaEmbedding> {
+        if self.model_name.trim().is_empty() {
+            return Err(Error::InvalidInput(
+                "ollama embedding: the model name is empty (e.g. \"nomic-embed-text\")".to_owned(),
+            ));
+        }
+        if self.embed_batch_size == 0 || self.embed_batch_size > MAX_EMBED_BATCH_SIZE {
+            return Err(Error::InvalidInput(format!(
+                "ollama embedding: embed_batch_size must be between 1 and {MAX_EMBED_BATCH_SIZE}, got {}",
+                self.embed_batch_size
+            )));
+        }
+        if let Some(e) = self.keep_alive_error {
+            return Err(Error::InvalidInput(e));
+        }
+        let options = if self.ollama_additional_kwargs.is_empty() {
+            None
+        } else {
+            Some(
+                serde_json::from_value::<ModelOptions>(Value::Object(
+                    self.ollama_additional_kwargs,
+                ))
+                .map_err(|e| {
+                    Error::InvalidInput(format!(
+                        "ollama embedding: ollama_additional_kwargs are not valid model options: {e}"
+                    ))
+                })?,
+            )
+        };
+        let host = match &self.base_url {
+            Some(url) => OllamaHost::parse(url),
+            None => OllamaHost::from_env(),
+        };
+        let conn = Connection::new(&host, self.request_timeout)?;
+        Ok(OllamaEmbedding {
+            model_name: self.model_name,
+            host,
+            conn,
+            embed_batch_size: self.embed_batch_size,
+            options,
+            query_instruction: self.query_instruction,
+            text_instruction: self.text_instruction,
+            keep_alive: self.keep_alive,
+            dimensions: self.dimensions,
+            truncate: self.truncate,
+        })
+    }
+}
+
+/// LlamaIndex's `_format_query` / `_format_text`: the text stripped, after
+/// the stripped instruction and a space when there is one.
+fn with_instruction(instruction: Option<&str>, text: &str) -> String {
+    match instruction.filter(|i| !i.is_empty()) {
+        Some(i) => format!("{} {}", i.trim(), text.trim()).trim().to_owned(),
+        None => text.trim().to_owned(),
+    }
+}
+
+impl OllamaEmbedding {
+    /// Settings for `model_name`, to adjust and [`OllamaEmbeddingBuilder::build`].
+    pub fn builder(model_name: impl Into<String>) -> OllamaEmbeddingBuilder {
+        OllamaEmbeddingBuilder::new(model_name)
+    }
+
+    /// `model_name` with every default (server from `OLLAMA_HOST`).
+    pub fn new(model_name: impl Into<String>) -> Result<Self> {
+        Self::builder(model_name).build()
+    }
+
+    /// The server address as parsed.
+    pub fn host(&self) -> &OllamaHost {
+        &self.host
+    }
+
+    /// The URL requests go to (ends in `/`).
+    pub fn base_url(&self) -> &str {
+        &self.conn.base_url
+    }
+
+    /// A text as it is sent: stripped, after `text_instruction` if any.
+    pub fn format_text(&self, text: &str) -> String {
+        with_instruction(self.text_instruction.as_deref(), text)
+    }
+
+    /// A query as it is sent: stripped, after `query_instruction` if any.
+    pub fn format_query(&self, query: &str) -> String {
+        with_instruction(self.query_instruction.as_deref(), query)
+    }
+
+    /// One `/api/embed` request for `inputs` (already formatted).
+    async fn embed_raw(&self, inputs: Vec<String>) -> Result<Vec<Vec<f32>>> {
+        let count = inputs.len();
+        let what = format!("embedding {count} text(s) with model `{}`", self.model_name);
+        let mut request = GenerateEmbeddingsRequest::new(
+            self.model_name.clone(),
+            EmbeddingsInput::Multiple(inputs),
+        );
+        if let Some(options) = &self.options {
+            request = request.options(options.clone());
+        }
+        if let Some(k) = &self.keep_alive {
+            request = request.keep_alive(k.clone());
+        }
+        if let Some(d) = self.dimensions {
+            request = request.dimensions(d);
+        }
+        if let Some(t) = self.truncate {
+            request = request.truncate(t);
+        }
+        let span = tracing::debug_span!("embedding", provider = PROVIDER, model = %self.model_name, texts = count);
+        let reply = self
+            .conn
+            .sdk
+            .generate_embeddings(request)
+            .instrument(span)
+            .await
+            .map_err(|e| self.conn.sdk_error(&what, e))?;
+        if reply.embeddings.len() != count {
+            return Err(Error::Provider {
+                provider: PROVIDER.to_owned(),
+                message: format!(
+                    "{what}: Ollama returned {} embeddings for {count} inputs",
+                    reply.embeddings.len()
+                ),
+                source: None,
+            });
+        }
+        Ok(reply.embeddings)
+    }
+}
+
+#[async_trait]
+impl Embedding for OllamaEmbedding {
+    fn model_name(&self) -> &str {
+        &self.model_name
+    }
+
+    fn dimensions(&self) -> Option<usize> {
+        self.dimensions.and_then(|d| usize::try_from(d).ok())
+    }
+
+    fn embed_batch_size(&self) -> usize {
+        self.embed_batch_size
+    }
+
+    async fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        let mut vectors = self.embed_raw(vec![self.format_query(query)]).await?;
+        // embed_raw checked there is exactly one.
+        Ok(vectors.pop().unwrap_or_default())
+    }
+
+    async fn embed_texts(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let inputs = texts.iter().map(|t| self.format_text(t)).collect();
+        self.embed_raw(inputs).await
+    }
+}

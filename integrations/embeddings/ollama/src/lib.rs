@@ -1,0 +1,17 @@
+//! ragloom-embeddings-ollama: embedding models served by
+//! [Ollama](https://ollama.com) — LlamaIndex's `llama-index-embeddings-ollama`.
+//!
+//! [`OllamaEmbedding`] implements ragloom's
+//! [`Embedding`](ragloom_core::embeddings::Embedding) with Ollama's batched
+//! `/api/embed` endpoint through ollama-rs. The server address comes from
+//! `OLLAMA_HOST`, read with Ollama's own rules ([`OllamaHost`]).
+
+mod common;
+mod embedding;
+
+pub use common::{
+    DEFAULT_OLLAMA_HOST, OLLAMA_HOST_ENV, OllamaHost, PROVIDER, keep_alive_from_duration,
+    parse_keep_alive,
+};
+pub use embedding::{MAX_EMBED_BATCH_SIZE, OllamaEmbedding, OllamaEmbeddingBuilder};
+pub use ollama_rs::generation::parameters::{KeepAlive, TimeUnit};
