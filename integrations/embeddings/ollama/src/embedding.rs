@@ -1,13 +1,15 @@
 //! [`OllamaEmbedding`] (LlamaIndex's `OllamaEmbedding`): texts to vectors
 //! through Ollama's `/api/embed`, one request per batch of `embed_batch_size` texts.
 
-use crate::common::{Connection, OllamaHost, PROVIDER, keep_alive_from_duration, parse_keep_alive};
 use async_trait::async_trait;
 use ollama_rs::generation::embeddings::request::{EmbeddingsInput, GenerateEmbeddingsRequest};
 use ollama_rs::generation::parameters::KeepAlive;
 use ollama_rs::models::ModelOptions;
 use ragloom_core::embeddings::{DEFAULT_EMBED_BATCH_SIZE, Embedding};
 use ragloom_core::{Error, Result};
+use ragloom_llms_ollama::common::{
+    Connection, OllamaHost, PROVIDER, keep_alive_from_duration, parse_keep_alive,
+};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::time::Duration;

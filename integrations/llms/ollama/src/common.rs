@@ -1,9 +1,8 @@
 //! Reaching an Ollama server: its address (`OLLAMA_HOST`, read with Ollama's
 //! own rules), the HTTP client with its timeouts, and Ollama's failures as ragloom errors.
 //!
-//! This file is kept byte-for-byte identical in `ragloom-llms-ollama` and
-//! `ragloom-embeddings-ollama` (a test compares the two), because each crate
-//! depends on ragloom-core and ollama-rs alone.
+//! `ragloom-embeddings-ollama` reaches the server through this module too, so
+//! both crates read `OLLAMA_HOST` and report failures the same way.
 
 use ollama_rs::error::OllamaError;
 use ragloom_core::Error;
@@ -172,17 +171,17 @@ fn join_host_port(host: &str, port: u16) -> String {
 /// The clients one model talks through: ollama-rs for the calls it covers,
 /// the same reqwest client for the NDJSON streams read here.
 #[derive(Clone)]
-pub(crate) struct Connection {
+pub struct Connection {
     /// The base URL, ending in `/`.
-    pub(crate) base_url: String,
+    pub base_url: String,
     /// The HTTP client (timeouts set). Only the LLM crate reads it (for
     /// streams); the embeddings crate goes through ollama-rs alone.
     #[allow(dead_code)]
-    pub(crate) http: reqwest::Client,
+    pub http: reqwest::Client,
     /// ollama-rs on top of `http`.
-    pub(crate) sdk: ollama_rs::Ollama,
+    pub sdk: ollama_rs::Ollama,
     /// The per-read timeout, for error messages.
-    pub(crate) timeout: Option<Duration>,
+    pub timeout: Option<Duration>,
 }
 
 impl fmt::Debug for Connection {
@@ -197,7 +196,7 @@ impl fmt::Debug for Connection {
 impl Connection {
     /// Clients for `host`. `timeout` bounds connecting and each wait for data
     /// (as httpx's timeout in LlamaIndex does), not a whole streamed reply.
-    pub(crate) fn new(host: &OllamaHost, timeout: Option<Duration>) -> Result<Self, Error> {
+    pub fn new(host: &OllamaHost, timeout: Option<Duration>) -> Result<Self, Error> {
         let base_url = host.base_url();
         let url = url::Url::parse(&base_url).map_err(|e| {
             Error::InvalidInput(format!(
@@ -228,7 +227,7 @@ impl Connection {
     }
 
     /// An error for a failed HTTP exchange, saying what was being done.
-    pub(crate) fn http_error(&self, what: &str, err: reqwest::Error) -> Error {
+    pub fn http_error(&self, what: &str, err: reqwest::Error) -> Error {
         let message = if err.is_timeout() {
             match self.timeout {
                 Some(t) => format!(
@@ -253,7 +252,7 @@ impl Connection {
     }
 
     /// An error for a failed ollama-rs call; the server's own `error` text is kept.
-    pub(crate) fn sdk_error(&self, what: &str, err: OllamaError) -> Error {
+    pub fn sdk_error(&self, what: &str, err: OllamaError) -> Error {
         match err {
             OllamaError::ReqwestError(e) => self.http_error(what, e),
             OllamaError::Other(body) => {
@@ -271,7 +270,7 @@ impl Connection {
 }
 
 /// The message of an Ollama error body (`{"error": "..."}`), or the body itself.
-pub(crate) fn server_error_text(body: &str) -> String {
+pub fn server_error_text(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))

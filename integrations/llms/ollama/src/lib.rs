@@ -23,7 +23,7 @@
 //! # Ok(()) }
 //! ```
 
-mod common;
+pub mod common;
 mod convert;
 mod llm;
 mod stream;

@@ -150,16 +150,6 @@ fn keep_alive_values() {
     );
 }
 
-#[test]
-fn the_shared_connection_code_is_identical_in_both_ollama_crates() {
-    let here = include_str!("../src/common.rs");
-    let there = include_str!("../../../embeddings/ollama/src/common.rs");
-    assert!(
-        here == there,
-        "integrations/llms/ollama/src/common.rs and integrations/embeddings/ollama/src/common.rs differ: keep them identical"
-    );
-}
-
 const CHILD_FLAG: &str = "RAGLOOM_OLLAMA_ENV_CHILD";
 
 /// Run by `a_model_without_base_url_uses_ollama_host` in a child process
