@@ -5,3 +5,12 @@
 //! integration crate, so one dependency gives the whole toolkit.
 
 pub use ragloom_core::*;
+
+/// OpenAI and any OpenAI-compatible server (llama.cpp, vLLM, LM Studio, ...):
+/// the `OpenAI` and `OpenAILike` LLMs from `ragloom-llms-openai` and
+/// `OpenAIEmbedding` from `ragloom-embeddings-openai` (feature `openai`).
+#[cfg(feature = "openai")]
+pub mod openai {
+    pub use ragloom_embeddings_openai::*;
+    pub use ragloom_llms_openai::*;
+}
