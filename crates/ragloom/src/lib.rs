@@ -17,3 +17,12 @@ pub mod ollama {
     };
     pub use ragloom_llms_ollama::*;
 }
+
+/// OpenAI and any OpenAI-compatible server (llama.cpp, vLLM, LM Studio, ...):
+/// the `OpenAI` and `OpenAILike` LLMs from `ragloom-llms-openai` and
+/// `OpenAIEmbedding` from `ragloom-embeddings-openai` (feature `openai`).
+#[cfg(feature = "openai")]
+pub mod openai {
+    pub use ragloom_embeddings_openai::*;
+    pub use ragloom_llms_openai::*;
+}

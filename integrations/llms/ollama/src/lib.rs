@@ -23,6 +23,10 @@
 //! # Ok(()) }
 //! ```
 
+// ollama-rs 0.3 builds on reqwest 0.12 and takes our client, so this crate
+// uses that version, named `reqwest-012` in the workspace.
+extern crate reqwest_012 as reqwest;
+
 pub mod common;
 mod convert;
 mod llm;
