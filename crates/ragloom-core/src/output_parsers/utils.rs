@@ -62,6 +62,7 @@ pub fn parse_relaxed_json(text: &str) -> std::result::Result<Value, String> {
     let mut p = Relaxed {
         chars: text.chars().collect(),
         pos: 0,
+        depth: 0,
     };
     let value = p.value(false)?;
     p.skip_ws();
@@ -74,9 +75,14 @@ pub fn parse_relaxed_json(text: &str) -> std::result::Result<Value, String> {
     Ok(value)
 }
 
+/// Nesting deeper than this is refused (as serde_json refuses it), so a
+/// hostile reply cannot exhaust the stack.
+const MAX_DEPTH: usize = 128;
+
 struct Relaxed {
     chars: Vec<char>,
     pos: usize,
+    depth: usize,
 }
 
 impl Relaxed {
@@ -94,8 +100,21 @@ impl Relaxed {
         self.skip_ws();
         match self.peek() {
             None => Err("the text ended where a value was expected".to_owned()),
-            Some('{') => self.object(),
-            Some('[') => self.array(),
+            Some('{' | '[') if self.depth >= MAX_DEPTH => {
+                Err(format!("nested more than {MAX_DEPTH} levels deep"))
+            }
+            Some('{') => {
+                self.depth += 1;
+                let v = self.object();
+                self.depth -= 1;
+                v
+            }
+            Some('[') => {
+                self.depth += 1;
+                let v = self.array();
+                self.depth -= 1;
+                v
+            }
             Some('"') => self.double_quoted().map(Value::String),
             Some('\'') => self.single_quoted().map(Value::String),
             Some(_) => Ok(scalar(&self.bare(in_container, false))),
@@ -206,6 +225,9 @@ impl Relaxed {
 
     fn hex4(&mut self) -> std::result::Result<u32, String> {
         let digits: String = self.chars.iter().skip(self.pos).take(4).collect();
+        if digits.chars().count() != 4 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(format!("bad \\u escape {digits:?}"));
+        }
         let code =
             u32::from_str_radix(&digits, 16).map_err(|_| format!("bad \\u escape {digits:?}"))?;
         self.pos += 4;
@@ -317,6 +339,8 @@ mod tests {
         assert!(parse_relaxed_json("[1, 2").is_err());
         assert!(parse_relaxed_json("{\"a\" 1}").is_err());
         assert!(parse_relaxed_json("[1] trailing").is_err());
+        assert!(parse_relaxed_json(&"[".repeat(100_000)).is_err_and(|e| e.contains("deep")));
+        assert!(parse_relaxed_json(r#"["\u12"]"#).is_err());
     }
 
     #[test]
