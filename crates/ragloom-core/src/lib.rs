@@ -26,13 +26,16 @@ pub mod indices;
 pub mod ingestion;
 pub mod llms;
 pub mod node_parser;
+pub mod output_parsers;
 pub mod postprocessor;
 pub mod prompts;
 pub mod query_engine;
+pub mod question_gen;
 pub mod readers;
 pub mod response_synthesizers;
 pub mod retrievers;
 pub mod schema;
+pub mod selectors;
 pub mod storage;
 pub mod tokenizer;
 pub mod tools;
@@ -50,6 +53,12 @@ pub use schema::*;
 pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
 pub use tools::{FunctionTool, Tool, ToolMetadata, ToolOutput};
 pub use transform::TransformComponent;
+
+pub use query_engine::{
+    CitationQueryEngine, QueryEngine, RetrieverQueryEngine, RouterQueryEngine,
+    SubQuestionQueryEngine, TransformQueryEngine,
+};
+pub use tools::{QueryEngineTool, RetrieverTool};
 
 pub use embeddings::{Embedding, HashEmbedding, MockEmbedding, SimilarityMode};
 pub use vector_stores::{

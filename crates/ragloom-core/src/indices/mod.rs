@@ -1,6 +1,7 @@
 //! Indexes over nodes and loading them back from storage. `VectorStoreIndex`
 //! embeds nodes into a vector store and retrieves them by similarity.
 
+pub mod query;
 pub mod vector_store;
 
 pub use vector_store::{VectorIndexRetriever, VectorStoreIndex, VectorStoreIndexBuilder};

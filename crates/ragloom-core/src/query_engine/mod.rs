@@ -1,12 +1,28 @@
 //! Query engines: the user-facing `query` call. `RetrieverQueryEngine`
 //! retrieves, postprocesses and synthesizes; routers and sub-questions build on it.
 
+mod citation_query_engine;
 mod retriever_query_engine;
+mod router_query_engine;
+mod sub_question_query_engine;
+mod transform_query_engine;
 
-pub use retriever_query_engine::{RetrieverQueryEngine, RetrieverQueryEngineBuilder};
+pub use citation_query_engine::{
+    CITATION_QA_TEMPLATE, CITATION_REFINE_TEMPLATE, CitationQueryEngine,
+    CitationQueryEngineBuilder, DEFAULT_CITATION_CHUNK_OVERLAP, DEFAULT_CITATION_CHUNK_SIZE,
+    citation_qa_prompt, citation_refine_prompt,
+};
+pub use retriever_query_engine::{
+    IndexQueryEngineBuilder, RetrieverQueryEngine, RetrieverQueryEngineBuilder,
+};
+pub use router_query_engine::{RouterQueryEngine, RouterQueryEngineBuilder};
+pub use sub_question_query_engine::{
+    SubQuestionAnswerPair, SubQuestionQueryEngine, SubQuestionQueryEngineBuilder,
+};
+pub use transform_query_engine::TransformQueryEngine;
 
 use crate::error::{Error, Result};
-use crate::schema::{QueryBundle, Response, StreamingResponse};
+use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
 use async_trait::async_trait;
 
 /// Answers queries.
@@ -20,6 +36,30 @@ pub trait QueryEngine: Send + Sync + std::fmt::Debug {
         let _ = query;
         Err(Error::Unsupported(
             "this query engine does not stream".into(),
+        ))
+    }
+
+    /// The nodes this engine would answer `query` from, for engines that
+    /// retrieve (LlamaIndex `BaseQueryEngine.retrieve`). Default: unsupported.
+    async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
+        let _ = query;
+        Err(Error::Unsupported(
+            "this query engine does not retrieve nodes separately".into(),
+        ))
+    }
+
+    /// Answers `query` from given nodes; the response's sources are `nodes`
+    /// then `additional_source_nodes` (LlamaIndex `BaseQueryEngine.synthesize`).
+    /// Default: unsupported.
+    async fn synthesize(
+        &self,
+        query: &QueryBundle,
+        nodes: Vec<NodeWithScore>,
+        additional_source_nodes: Vec<NodeWithScore>,
+    ) -> Result<Response> {
+        let _ = (query, nodes, additional_source_nodes);
+        Err(Error::Unsupported(
+            "this query engine does not synthesize from given nodes".into(),
         ))
     }
 }

@@ -3,12 +3,14 @@
 
 use super::QueryEngine;
 use crate::error::Result;
+use crate::indices::{VectorIndexRetriever, VectorStoreIndex};
 use crate::llms::Llm;
 use crate::postprocessor::NodePostprocessor;
 use crate::prompts::{PromptDictType, PromptMixin};
 use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
 use crate::retrievers::Retriever;
 use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
+use crate::vector_stores::{MetadataFilters, VectorStoreQueryMode};
 use async_trait::async_trait;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -71,6 +73,11 @@ impl RetrieverQueryEngine {
     pub fn retriever(&self) -> &Arc<dyn Retriever> {
         &self.retriever
     }
+
+    /// The synthesizer.
+    pub fn synthesizer(&self) -> &Arc<dyn Synthesizer> {
+        &self.synthesizer
+    }
 }
 
 /// The synthesizer's prompts, keyed `response_synthesizer:<name>` as in LlamaIndex.
@@ -114,9 +121,29 @@ impl QueryEngine for RetrieverQueryEngine {
     }
 
     async fn stream_query(&self, query: &QueryBundle) -> Result<StreamingResponse> {
-        let nodes = self.retrieve(query).await?;
+        let span = tracing::info_span!("query", query = %query.query_str, stream = true);
+        async {
+            let nodes = self.retrieve(query).await?;
+            self.synthesizer
+                .stream_synthesize(query, nodes, Vec::new())
+                .await
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
+        RetrieverQueryEngine::retrieve(self, query).await
+    }
+
+    async fn synthesize(
+        &self,
+        query: &QueryBundle,
+        nodes: Vec<NodeWithScore>,
+        additional_source_nodes: Vec<NodeWithScore>,
+    ) -> Result<Response> {
         self.synthesizer
-            .stream_synthesize(query, nodes, Vec::new())
+            .synthesize(query, nodes, additional_source_nodes)
             .await
     }
 }
@@ -172,5 +199,111 @@ impl RetrieverQueryEngineBuilder {
             synthesizer,
             node_postprocessors: self.node_postprocessors,
         })
+    }
+}
+
+impl VectorStoreIndex {
+    /// The options of LlamaIndex's `index.as_query_engine(...)`: retriever
+    /// settings (`similarity_top_k`, `filters`, ...) and engine settings
+    /// (`llm`, `response_mode`, `node_postprocessors`, a synthesizer).
+    /// Streaming is [`QueryEngine::stream_query`] on the built engine.
+    ///
+    /// ```no_run
+    /// # async fn run(index: ragloom_core::indices::VectorStoreIndex, llm: std::sync::Arc<dyn ragloom_core::Llm>) -> ragloom_core::Result<()> {
+    /// use ragloom_core::query_engine::QueryEngine;
+    /// use ragloom_core::response_synthesizers::ResponseMode;
+    /// let engine = index
+    ///     .query_engine_builder()
+    ///     .similarity_top_k(5)
+    ///     .llm(llm)
+    ///     .response_mode(ResponseMode::Refine)
+    ///     .build()?;
+    /// let answer = engine.query(&"What is it about?".into()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn query_engine_builder(&self) -> IndexQueryEngineBuilder {
+        IndexQueryEngineBuilder {
+            retriever: self.as_retriever(),
+            llm: None,
+            synthesizer: None,
+            response_mode: ResponseMode::Compact,
+            node_postprocessors: Vec::new(),
+        }
+    }
+}
+
+/// Options of a query engine over a [`VectorStoreIndex`] (see
+/// [`VectorStoreIndex::query_engine_builder`]).
+#[derive(Debug)]
+pub struct IndexQueryEngineBuilder {
+    retriever: VectorIndexRetriever,
+    llm: Option<Arc<dyn Llm>>,
+    synthesizer: Option<Arc<dyn Synthesizer>>,
+    response_mode: ResponseMode,
+    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+}
+
+impl IndexQueryEngineBuilder {
+    /// How many nodes to retrieve (default 2).
+    pub fn similarity_top_k(mut self, k: usize) -> Self {
+        self.retriever = self.retriever.similarity_top_k(k);
+        self
+    }
+
+    /// Only nodes whose metadata match `filters`.
+    pub fn filters(mut self, filters: MetadataFilters) -> Self {
+        self.retriever = self.retriever.filters(filters);
+        self
+    }
+
+    /// The vector store query mode.
+    pub fn vector_store_query_mode(mut self, mode: VectorStoreQueryMode) -> Self {
+        self.retriever = self.retriever.vector_store_query_mode(mode);
+        self
+    }
+
+    /// Any other retriever option, e.g. `.retriever_options(|r| r.doc_ids(ids))`.
+    pub fn retriever_options(
+        mut self,
+        f: impl FnOnce(VectorIndexRetriever) -> VectorIndexRetriever,
+    ) -> Self {
+        self.retriever = f(self.retriever);
+        self
+    }
+
+    /// The LLM the default synthesizer uses.
+    pub fn llm(mut self, llm: Arc<dyn Llm>) -> Self {
+        self.llm = Some(llm);
+        self
+    }
+
+    /// The response mode (default `Compact`).
+    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
+        self.response_mode = mode;
+        self
+    }
+
+    /// A synthesizer to use instead of one built from `llm` and `response_mode`.
+    pub fn synthesizer(mut self, s: Arc<dyn Synthesizer>) -> Self {
+        self.synthesizer = Some(s);
+        self
+    }
+
+    /// Adds a postprocessor; they run in the order added.
+    pub fn node_postprocessor(mut self, p: Arc<dyn NodePostprocessor>) -> Self {
+        self.node_postprocessors.push(p);
+        self
+    }
+
+    /// Builds the engine. Without a synthesizer an LLM is required.
+    pub fn build(self) -> Result<RetrieverQueryEngine> {
+        RetrieverQueryEngineBuilder {
+            retriever: Arc::new(self.retriever),
+            llm: self.llm,
+            synthesizer: self.synthesizer,
+            response_mode: self.response_mode,
+            node_postprocessors: self.node_postprocessors,
+        }
+        .build()
     }
 }

@@ -1,0 +1,322 @@
+//! `CitationQueryEngine`: retrieved nodes are cut into numbered `Source N:`
+//! chunks and the LLM is asked to cite them as `[N]` (LlamaIndex's citation prompts).
+
+use super::QueryEngine;
+use crate::error::{Error, Result};
+use crate::llms::Llm;
+use crate::node_parser::{SentenceSplitter, TextSplitter};
+use crate::postprocessor::NodePostprocessor;
+use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
+use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
+use crate::retrievers::Retriever;
+use crate::schema::{
+    MetadataMode, NodeKind, NodeWithScore, QueryBundle, Response, StreamingResponse,
+};
+use async_trait::async_trait;
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// LlamaIndex's `DEFAULT_CITATION_CHUNK_SIZE`, in tokens.
+pub const DEFAULT_CITATION_CHUNK_SIZE: usize = 512;
+/// LlamaIndex's `DEFAULT_CITATION_CHUNK_OVERLAP`, in tokens.
+pub const DEFAULT_CITATION_CHUNK_OVERLAP: usize = 20;
+
+/// LlamaIndex's `CITATION_QA_TEMPLATE` text (`{context_str}`, `{query_str}`).
+pub const CITATION_QA_TEMPLATE: &str = "Please provide an answer based solely on the provided sources. When referencing information from a source, cite the appropriate source(s) using their corresponding numbers. Every answer should include at least one source citation. Only cite a source when you are explicitly referencing it. If none of the sources are helpful, you should indicate that. For example:\nSource 1:\nThe sky is red in the evening and blue in the morning.\nSource 2:\nWater is wet when the sky is red.\nQuery: When is water wet?\nAnswer: Water will be wet when the sky is red [2], which occurs in the evening [1].\nNow it's your turn. Below are several numbered sources of information:\n------\n{context_str}\n------\nQuery: {query_str}\nAnswer: ";
+
+/// LlamaIndex's `CITATION_REFINE_TEMPLATE` text (`{existing_answer}`,
+/// `{context_msg}`, `{query_str}`); note the missing space after the existing
+/// answer, which LlamaIndex has too.
+pub const CITATION_REFINE_TEMPLATE: &str = "Please provide an answer based solely on the provided sources. When referencing information from a source, cite the appropriate source(s) using their corresponding numbers. Every answer should include at least one source citation. Only cite a source when you are explicitly referencing it. If none of the sources are helpful, you should indicate that. For example:\nSource 1:\nThe sky is red in the evening and blue in the morning.\nSource 2:\nWater is wet when the sky is red.\nQuery: When is water wet?\nAnswer: Water will be wet when the sky is red [2], which occurs in the evening [1].\nNow it's your turn. We have provided an existing answer: {existing_answer}Below are several numbered sources of information. Use them to refine the existing answer. If the provided sources are not helpful, you will repeat the existing answer.\nBegin refining!\n------\n{context_msg}\n------\nQuery: {query_str}\nAnswer: ";
+
+/// The citation QA prompt (a plain template: chat models get it as one user message).
+pub fn citation_qa_prompt() -> BasePromptTemplate {
+    PromptTemplate::new(CITATION_QA_TEMPLATE).into()
+}
+
+/// The citation refine prompt.
+pub fn citation_refine_prompt() -> BasePromptTemplate {
+    PromptTemplate::new(CITATION_REFINE_TEMPLATE).into()
+}
+
+/// Answers with numbered citations (LlamaIndex `CitationQueryEngine`).
+///
+/// Each retrieved node's text (rendered with `metadata_mode`, default
+/// `MetadataMode::None`) is split into chunks of `citation_chunk_size` tokens
+/// (512, overlap 20); each chunk becomes a new node — a copy of its source
+/// with a fresh id, no character offsets, the source's score, and the text
+/// `Source N:\n{chunk}\n`, numbered across all nodes from 1. The synthesizer
+/// (compact by default) answers with the citation prompts, and the response's
+/// sources are those numbered nodes, so `[N]` in the answer is `source_nodes[N-1]`.
+#[derive(Clone, Debug)]
+pub struct CitationQueryEngine {
+    retriever: Arc<dyn Retriever>,
+    response_synthesizer: Arc<dyn Synthesizer>,
+    text_splitter: Arc<dyn TextSplitter>,
+    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+    metadata_mode: MetadataMode,
+}
+
+/// Options of a [`CitationQueryEngine`] (LlamaIndex `CitationQueryEngine.from_args`).
+#[derive(Debug)]
+pub struct CitationQueryEngineBuilder {
+    retriever: Arc<dyn Retriever>,
+    llm: Option<Arc<dyn Llm>>,
+    response_synthesizer: Option<Arc<dyn Synthesizer>>,
+    response_mode: ResponseMode,
+    citation_qa_template: BasePromptTemplate,
+    citation_refine_template: BasePromptTemplate,
+    citation_chunk_size: usize,
+    citation_chunk_overlap: usize,
+    text_splitter: Option<Arc<dyn TextSplitter>>,
+    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+    metadata_mode: MetadataMode,
+}
+
+impl CitationQueryEngine {
+    /// A builder over `retriever`, e.g. `Arc::new(index.as_retriever().similarity_top_k(3))`.
+    pub fn builder(retriever: Arc<dyn Retriever>) -> CitationQueryEngineBuilder {
+        CitationQueryEngineBuilder {
+            retriever,
+            llm: None,
+            response_synthesizer: None,
+            response_mode: ResponseMode::Compact,
+            citation_qa_template: citation_qa_prompt(),
+            citation_refine_template: citation_refine_prompt(),
+            citation_chunk_size: DEFAULT_CITATION_CHUNK_SIZE,
+            citation_chunk_overlap: DEFAULT_CITATION_CHUNK_OVERLAP,
+            text_splitter: None,
+            node_postprocessors: Vec::new(),
+            metadata_mode: MetadataMode::None,
+        }
+    }
+
+    /// The retriever.
+    pub fn retriever(&self) -> &Arc<dyn Retriever> {
+        &self.retriever
+    }
+
+    /// The numbered citation nodes made from `nodes` (LlamaIndex `_create_citation_nodes`).
+    pub fn create_citation_nodes(&self, nodes: &[NodeWithScore]) -> Result<Vec<NodeWithScore>> {
+        let mut out: Vec<NodeWithScore> = Vec::new();
+        for n in nodes {
+            let chunks = self
+                .text_splitter
+                .split_text(&n.node.get_content(self.metadata_mode))?;
+            for chunk in chunks {
+                let mut node = n.node.clone();
+                // One chunk of a source is not the source: new id, no offsets.
+                node.id_ = uuid::Uuid::new_v4().to_string();
+                node.kind = NodeKind::Text;
+                node.start_char_idx = None;
+                node.end_char_idx = None;
+                node.text = format!("Source {}:\n{chunk}\n", out.len() + 1);
+                out.push(NodeWithScore::new(node, n.score));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Retrieves and postprocesses the nodes for `query` (not yet numbered).
+    pub async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
+        let span = tracing::info_span!("retrieve", query = %query.query_str, nodes = tracing::field::Empty);
+        async {
+            let mut nodes = self.retriever.retrieve(query).await?;
+            for p in &self.node_postprocessors {
+                nodes = p.postprocess_nodes(nodes, Some(query)).await?;
+            }
+            tracing::Span::current().record("nodes", nodes.len());
+            Ok(nodes)
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Numbers `nodes` into citation sources and answers `query` from them.
+    pub async fn synthesize(
+        &self,
+        query: &QueryBundle,
+        nodes: Vec<NodeWithScore>,
+        additional_source_nodes: Vec<NodeWithScore>,
+    ) -> Result<Response> {
+        let nodes = self.create_citation_nodes(&nodes)?;
+        self.response_synthesizer
+            .synthesize(query, nodes, additional_source_nodes)
+            .await
+    }
+}
+
+#[async_trait]
+impl QueryEngine for CitationQueryEngine {
+    async fn query(&self, query: &QueryBundle) -> Result<Response> {
+        let span = tracing::info_span!("query", engine = "citation", query = %query.query_str);
+        async {
+            let nodes = CitationQueryEngine::retrieve(self, query).await?;
+            let nodes = self.create_citation_nodes(&nodes)?;
+            self.response_synthesizer
+                .synthesize(query, nodes, Vec::new())
+                .await
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn stream_query(&self, query: &QueryBundle) -> Result<StreamingResponse> {
+        let span = tracing::info_span!("query", engine = "citation", query = %query.query_str, stream = true);
+        async {
+            let nodes = CitationQueryEngine::retrieve(self, query).await?;
+            let nodes = self.create_citation_nodes(&nodes)?;
+            self.response_synthesizer
+                .stream_synthesize(query, nodes, Vec::new())
+                .await
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
+        CitationQueryEngine::retrieve(self, query).await
+    }
+
+    async fn synthesize(
+        &self,
+        query: &QueryBundle,
+        nodes: Vec<NodeWithScore>,
+        additional_source_nodes: Vec<NodeWithScore>,
+    ) -> Result<Response> {
+        CitationQueryEngine::synthesize(self, query, nodes, additional_source_nodes).await
+    }
+}
+
+/// The synthesizer's prompts, keyed `response_synthesizer:<name>` as in LlamaIndex.
+impl PromptMixin for CitationQueryEngine {
+    fn own_prompts(&self) -> PromptDictType {
+        PromptDictType::new()
+    }
+
+    fn prompt_modules(&self) -> Vec<(&'static str, &dyn PromptMixin)> {
+        vec![(
+            "response_synthesizer",
+            self.response_synthesizer.as_ref() as &dyn PromptMixin,
+        )]
+    }
+
+    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
+        Ok(())
+    }
+
+    fn prompt_module_mut(&mut self, name: &str) -> Option<&mut dyn PromptMixin> {
+        match name {
+            "response_synthesizer" => {
+                Arc::get_mut(&mut self.response_synthesizer).map(|s| s as &mut dyn PromptMixin)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl CitationQueryEngineBuilder {
+    /// The LLM the default synthesizer uses.
+    pub fn llm(mut self, llm: Arc<dyn Llm>) -> Self {
+        self.llm = Some(llm);
+        self
+    }
+
+    /// A synthesizer to use as it is (the citation prompts are not set on it).
+    pub fn response_synthesizer(mut self, synthesizer: Arc<dyn Synthesizer>) -> Self {
+        self.response_synthesizer = Some(synthesizer);
+        self
+    }
+
+    /// The response mode of the default synthesizer (default `Compact`).
+    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
+        self.response_mode = mode;
+        self
+    }
+
+    /// Replaces the citation QA prompt (`citation_qa_template`).
+    pub fn citation_qa_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
+        self.citation_qa_template = t.into();
+        self
+    }
+
+    /// Replaces the citation refine prompt (`citation_refine_template`).
+    pub fn citation_refine_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
+        self.citation_refine_template = t.into();
+        self
+    }
+
+    /// Tokens per citation chunk (default 512).
+    pub fn citation_chunk_size(mut self, size: usize) -> Self {
+        self.citation_chunk_size = size;
+        self
+    }
+
+    /// Tokens shared by neighbouring citation chunks (default 20).
+    pub fn citation_chunk_overlap(mut self, overlap: usize) -> Self {
+        self.citation_chunk_overlap = overlap;
+        self
+    }
+
+    /// A splitter to use instead of a `SentenceSplitter` at the citation chunk size.
+    pub fn text_splitter(mut self, splitter: Arc<dyn TextSplitter>) -> Self {
+        self.text_splitter = Some(splitter);
+        self
+    }
+
+    /// Adds a postprocessor; they run in the order added, before numbering.
+    pub fn node_postprocessor(mut self, p: Arc<dyn NodePostprocessor>) -> Self {
+        self.node_postprocessors.push(p);
+        self
+    }
+
+    /// How metadata is rendered into the text that is split (default `None`).
+    pub fn metadata_mode(mut self, mode: MetadataMode) -> Self {
+        self.metadata_mode = mode;
+        self
+    }
+
+    /// Builds the engine. Without a synthesizer an LLM is required; the
+    /// default synthesizer gets the citation prompts as its `text_qa_template`
+    /// and `refine_template`. A chunk overlap not smaller than the chunk size
+    /// is refused, naming both.
+    pub fn build(self) -> Result<CitationQueryEngine> {
+        let text_splitter: Arc<dyn TextSplitter> = match self.text_splitter {
+            Some(s) => s,
+            None => Arc::new(
+                SentenceSplitter::new()
+                    .chunk_size(self.citation_chunk_size)
+                    .chunk_overlap(self.citation_chunk_overlap)
+                    .build()?,
+            ),
+        };
+        let response_synthesizer = match (self.response_synthesizer, self.llm) {
+            (Some(s), _) => s,
+            (None, Some(llm)) => {
+                let mut synth = get_response_synthesizer(llm, self.response_mode)?;
+                let prompts = PromptDictType::from([
+                    ("text_qa_template".to_owned(), self.citation_qa_template),
+                    ("refine_template".to_owned(), self.citation_refine_template),
+                ]);
+                Arc::get_mut(&mut synth)
+                    .ok_or_else(|| {
+                        Error::Other("a new synthesizer is unexpectedly shared".to_owned())
+                    })?
+                    .update_prompts(&prompts)?;
+                synth
+            }
+            (None, None) => {
+                return Err(Error::InvalidInput(
+                    "a citation query engine needs an LLM or a synthesizer".to_owned(),
+                ));
+            }
+        };
+        Ok(CitationQueryEngine {
+            retriever: self.retriever,
+            response_synthesizer,
+            text_splitter,
+            node_postprocessors: self.node_postprocessors,
+            metadata_mode: self.metadata_mode,
+        })
+    }
+}
