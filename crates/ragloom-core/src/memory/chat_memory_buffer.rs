@@ -16,11 +16,11 @@ pub const DEFAULT_TOKEN_LIMIT_RATIO: f64 = 0.75;
 /// Keeps every message and hands out the newest ones whose text fits
 /// `token_limit` (LlamaIndex `ChatMemoryBuffer`).
 ///
-/// Messages are dropped oldest first and whole. A kept window never opens
-/// on an assistant or tool message, so a tool call and its results go or
-/// stay together; when not even the newest message fits, the newest message
-/// alone is returned (with the call it answers, if it is a tool result) so
-/// that the model, not the memory, reports the overflow.
+/// Messages are dropped oldest first and whole, and a window of more than
+/// one message never opens on an assistant or tool message, so a tool call
+/// and its results go or stay together. When little fits, the newest
+/// message alone is returned (with the call it answers, if it is a tool
+/// result) so that the model, not the memory, reports an overflow.
 ///
 /// ```
 /// # futures::executor::block_on(async {
@@ -150,6 +150,14 @@ impl ChatMemoryBuffer {
     }
 
     /// The index where the window sent with the next call starts.
+    ///
+    /// LlamaIndex tries window sizes from the whole history down and keeps
+    /// the first that fits, counting each one afresh: quadratic in the
+    /// history's length once it overflows. Token counts shrink as windows
+    /// shrink (up to a token where a message's first word tokenizes
+    /// differently after a space), so long histories bisect the same
+    /// sequence of sizes, check that the next larger size does not fit, and
+    /// fall back to LlamaIndex's scan if it does.
     fn window_start(&self, history: &[ChatMessage], initial_token_count: usize) -> Result<usize> {
         if initial_token_count > self.token_limit {
             return Err(Error::InvalidInput(format!(
@@ -159,29 +167,73 @@ impl ChatMemoryBuffer {
             )));
         }
         let n = history.len();
-        let mut count = n;
-        let mut tokens = self.token_count(history) + initial_token_count;
-        while tokens > self.token_limit && count > 1 {
-            count -= 1;
-            // A window must not open on the model's side of an exchange: an
-            // answer without its question, or a tool result without its call.
-            while count > 1
-                && matches!(
-                    history[n - count].role,
-                    MessageRole::Assistant | MessageRole::Tool
-                )
-            {
-                count -= 1;
-            }
-            tokens = self.token_count(&history[n - count..]) + initial_token_count;
-        }
-        let start = if tokens > self.token_limit || count == 0 {
-            n.saturating_sub(1)
-        } else {
-            n - count
+        let fits = |count: usize| {
+            self.token_count(&history[n - count..]) + initial_token_count <= self.token_limit
         };
-        Ok(keep_results_with_their_call(history, start))
+        let sizes = window_sizes(history);
+        let scan = |sizes: &[usize]| sizes.iter().position(|&c| fits(c));
+        let found = if fits(sizes[0]) {
+            Some(0)
+        } else if sizes.len() <= LINEAR_SCAN_MAX {
+            scan(&sizes[1..]).map(|i| i + 1)
+        } else {
+            match first_fit_bisect(&sizes, &fits) {
+                Some(i) if fits(sizes[i - 1]) => scan(&sizes[..i]),
+                other => other,
+            }
+        };
+        Ok(match found {
+            Some(i) if sizes[i] > 0 => keep_results_with_their_call(history, n - sizes[i]),
+            // Nothing fits (or nothing is stored): the newest message alone.
+            _ => keep_results_with_their_call(history, n.saturating_sub(1)),
+        })
     }
+}
+
+/// Histories with at most this many candidate windows are scanned exactly
+/// as LlamaIndex scans them.
+const LINEAR_SCAN_MAX: usize = 16;
+
+/// The window sizes LlamaIndex tries, largest first: the whole history, then
+/// one message fewer each time, skipping sizes whose window would open on an
+/// assistant or tool message (an answer without its question), down to 1.
+fn window_sizes(history: &[ChatMessage]) -> Vec<usize> {
+    let n = history.len();
+    let mut sizes = vec![n];
+    let mut count = n;
+    while count > 1 {
+        count -= 1;
+        while count > 1
+            && matches!(
+                history[n - count].role,
+                MessageRole::Assistant | MessageRole::Tool
+            )
+        {
+            count -= 1;
+        }
+        sizes.push(count);
+    }
+    sizes
+}
+
+/// The first index of `sizes` (after 0, which is known not to fit) whose
+/// window fits, by bisection; `None` when the smallest does not fit.
+fn first_fit_bisect(sizes: &[usize], fits: &dyn Fn(usize) -> bool) -> Option<usize> {
+    let last = sizes.len() - 1;
+    if !fits(sizes[last]) {
+        return None;
+    }
+    // Invariant: sizes[lo] does not fit, sizes[hi] fits.
+    let (mut lo, mut hi) = (0, last);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(sizes[mid]) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
 }
 
 /// Moves `start` back over tool results so that they keep the call they
@@ -282,6 +334,61 @@ mod tests {
         let m = buffer(5, Vec::new());
         assert!(block_on(m.get(0)).unwrap().is_empty());
         assert!(block_on(m.get(6)).is_err_and(|e| e.to_string().contains("token limit 5")));
+    }
+
+    /// LlamaIndex's loop, transcribed.
+    fn reference_start(m: &ChatMemoryBuffer, history: &[ChatMessage], initial: usize) -> usize {
+        let n = history.len();
+        let mut count = n;
+        let mut tokens = m.token_count(history) + initial;
+        while tokens > m.token_limit && count > 1 {
+            count -= 1;
+            while count > 1
+                && matches!(
+                    history[n - count].role,
+                    MessageRole::Assistant | MessageRole::Tool
+                )
+            {
+                count -= 1;
+            }
+            tokens = m.token_count(&history[n - count..]) + initial;
+        }
+        let start = if tokens > m.token_limit || count == 0 {
+            n.saturating_sub(1)
+        } else {
+            n - count
+        };
+        keep_results_with_their_call(history, start)
+    }
+
+    #[test]
+    fn bisection_finds_the_window_the_scan_finds() {
+        let call = ToolCall::new("c", "f", serde_json::json!({}));
+        let history: Vec<ChatMessage> = (0..60)
+            .map(|i| {
+                let text = "w ".repeat(i % 7 + 1);
+                match i % 6 {
+                    0 | 4 => ChatMessage::user(text),
+                    2 => ChatMessage::assistant_with_tool_calls("", vec![call.clone()]),
+                    3 => ChatMessage::tool_result("c", "f", text),
+                    _ => ChatMessage::assistant(text),
+                }
+            })
+            .collect();
+        assert!(window_sizes(&history).len() > LINEAR_SCAN_MAX);
+        for limit in 1..300 {
+            for initial in [0, 3] {
+                if initial > limit {
+                    continue;
+                }
+                let m = buffer(limit, Vec::new());
+                assert_eq!(
+                    m.window_start(&history, initial).unwrap(),
+                    reference_start(&m, &history, initial),
+                    "limit {limit} initial {initial}"
+                );
+            }
+        }
     }
 
     #[test]

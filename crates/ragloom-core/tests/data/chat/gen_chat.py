@@ -10,6 +10,7 @@ nodes so the Rust side can reproduce it without embeddings.
 """
 
 import json
+import random
 from pathlib import Path
 from typing import Any, List, Sequence
 
@@ -131,6 +132,26 @@ def run_mode(mode: str, chat_model: bool) -> dict:
     }
 
 
+def long_history() -> List[ChatMessage]:
+    """90 messages of varied words (rare ones too), with a tool round every
+    ten messages, so the Rust side's bisection meets LlamaIndex's scan."""
+    rng = random.Random(7)
+    words = ["the", "rabbit", "Zzyzx", "waistcoat", "pocket", "42", "naïve", "über", "don't",
+             "hole", "Queen", "croquet", "flamingo", "{braces}", "\n", "tea", "Hatter", "e.g.",
+             "supercalifragilistic", "x"]
+    out: List[ChatMessage] = []
+    for i in range(90):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 30)))
+        if i % 10 == 7:
+            out.append(ChatMessage(role="assistant", blocks=[
+                ToolCallBlock(tool_call_id=f"t{i}", tool_name="lookup", tool_kwargs={"q": text[:20]})]))
+        elif i % 10 == 8:
+            out.append(ChatMessage(role="tool", content=text, additional_kwargs={"tool_call_id": f"t{i - 1}"}))
+        else:
+            out.append(ChatMessage(role="user" if i % 2 == 0 else "assistant", content=text))
+    return out
+
+
 def memory_cases() -> list:
     """ChatMemoryBuffer.get for histories and limits around the cut points."""
     plain = [
@@ -160,10 +181,16 @@ def memory_cases() -> list:
         ChatMessage(role="assistant", content="I am an assistant that can add numbers."),
         *tools[:4],
     ]
-    histories = {"plain": plain, "tools": tools, "tools_pending": tools_pending}
+    histories = {
+        "plain": plain,
+        "tools": tools,
+        "tools_pending": tools_pending,
+        "long": long_history(),
+    }
     cases = []
     for name, history in histories.items():
-        for limit in [*range(1, 46), 1000]:
+        limits = [*range(1, 46), 1000] if name != "long" else [*range(5, 2200, 113), 3000]
+        for limit in limits:
             for initial in [0, 4]:
                 if initial > limit:
                     continue
