@@ -19,12 +19,15 @@
 //! # Ok(()) }
 //! ```
 
+pub mod callbacks;
+pub mod chat_engine;
 pub mod data_structs;
 pub mod embeddings;
 pub mod error;
 pub mod indices;
 pub mod ingestion;
 pub mod llms;
+pub mod memory;
 pub mod node_parser;
 pub mod output_parsers;
 pub mod postprocessor;
@@ -43,11 +46,14 @@ pub mod transform;
 pub mod utils;
 pub mod vector_stores;
 
+pub use callbacks::TokenCountingHandler;
+pub use chat_engine::{AgentChatResponse, ChatEngine, ChatMode, StreamingAgentChatResponse};
 pub use data_structs::IndexStruct;
 pub use error::{Error, Result};
 pub use llms::{
     ChatMessage, ChatResponse, CompletionResponse, Llm, LlmMetadata, MessageRole, MockLlm,
 };
+pub use memory::{BaseMemory, ChatMemoryBuffer};
 pub use node_parser::{NodeParser, SentenceSplitter, TextSplitter, TokenTextSplitter};
 pub use schema::*;
 pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
@@ -68,10 +74,12 @@ pub use vector_stores::{
 
 /// The names most programs need, in one import.
 pub mod prelude {
+    pub use crate::chat_engine::{ChatEngine, ChatMode};
     pub use crate::embeddings::{Embedding, HashEmbedding, MockEmbedding};
     pub use crate::error::{Error, Result};
     pub use crate::indices::{VectorStoreIndex, load_index_from_storage};
     pub use crate::llms::{ChatMessage, Llm, MockLlm};
+    pub use crate::memory::{BaseMemory, ChatMemoryBuffer};
     pub use crate::node_parser::{NodeParser, SentenceSplitter, TokenTextSplitter};
     pub use crate::query_engine::{QueryEngine, RetrieverQueryEngine};
     pub use crate::readers::{Reader, SimpleDirectoryReader};

@@ -2,6 +2,10 @@
 //! semantics: embed only what lacks an embedding, insert in batches, keep text in the docstore.
 
 use super::retriever::VectorIndexRetriever;
+use crate::chat_engine::{
+    ChatEngine, ChatMode, CondensePlusContextChatEngine, CondenseQuestionChatEngine,
+    ContextChatEngine, SimpleChatEngine,
+};
 use crate::data_structs::{IndexDict, IndexStruct};
 use crate::embeddings::{Embedding, embed_in_batches};
 use crate::error::{Error, Result};
@@ -210,6 +214,42 @@ impl VectorStoreIndex {
         RetrieverQueryEngine::builder(Arc::new(self.as_retriever()))
             .llm(llm)
             .build()
+    }
+
+    /// A chat engine over this index answering with `llm` (LlamaIndex
+    /// `as_chat_engine`): `ChatMode::CondensePlusContext` (the default) and
+    /// `Context` retrieve the top 2 nodes, `CondenseQuestion` asks
+    /// [`as_query_engine`](Self::as_query_engine), `Simple` ignores the
+    /// index. Each engine's builder has the other options. The agent modes
+    /// (`React`, `OpenAi`, `Best`) are [`Error::Unsupported`] in this version.
+    pub fn as_chat_engine(
+        &self,
+        chat_mode: ChatMode,
+        llm: Arc<dyn Llm>,
+    ) -> Result<Arc<dyn ChatEngine>> {
+        Ok(match chat_mode {
+            ChatMode::Simple => Arc::new(SimpleChatEngine::from_defaults(llm)?),
+            ChatMode::CondenseQuestion => {
+                let query_engine = Arc::new(self.as_query_engine(llm.clone())?);
+                Arc::new(CondenseQuestionChatEngine::from_defaults(
+                    query_engine,
+                    llm,
+                )?)
+            }
+            ChatMode::Context => Arc::new(ContextChatEngine::from_defaults(
+                Arc::new(self.as_retriever()),
+                llm,
+            )?),
+            ChatMode::CondensePlusContext => Arc::new(
+                CondensePlusContextChatEngine::from_defaults(Arc::new(self.as_retriever()), llm)?,
+            ),
+            ChatMode::React | ChatMode::OpenAi | ChatMode::Best => {
+                return Err(Error::Unsupported(format!(
+                    "chat mode `{chat_mode}` needs agents, which this version does not have yet; \
+                     use `ChatMode::CondensePlusContext` (the default) or another engine mode"
+                )));
+            }
+        })
     }
 
     fn keeps_nodes(&self) -> bool {

@@ -1,0 +1,273 @@
+//! `ContextChatEngine`: retrieves with the user's message and answers with the
+//! context in the system prompt, then the history, then the message (LlamaIndex's prompts, verbatim).
+
+use super::utils::{
+    chat_span, context_synthesizer, default_memory, prefix_messages_with_context, require_vars,
+    retrieve_context, retriever_source, text_to_chat_stream, write_turn_when_done,
+};
+use super::{AgentChatResponse, ChatEngine, StreamingAgentChatResponse};
+use crate::error::{Error, Result};
+use crate::llms::{ChatMessage, Llm, MessageRole};
+use crate::memory::BaseMemory;
+use crate::postprocessor::NodePostprocessor;
+use crate::response_synthesizers::{CompactAndRefine, Synthesizer};
+use crate::retrievers::Retriever;
+use crate::schema::QueryBundle;
+use async_trait::async_trait;
+use std::sync::Arc;
+use tracing::Instrument;
+
+/// LlamaIndex 0.14.25's context template (`context.DEFAULT_CONTEXT_TEMPLATE`), verbatim.
+pub const DEFAULT_CONTEXT_TEMPLATE: &str = "Use the context information below to assist the user.\n--------------------\n{context_str}\n--------------------\n";
+
+/// LlamaIndex 0.14.25's refine template for context that does not fit one
+/// call (`context.DEFAULT_REFINE_TEMPLATE`), verbatim.
+pub const DEFAULT_REFINE_TEMPLATE: &str = "Using the context below, refine the following existing answer using the provided context to assist the user.\nIf the context isn't helpful, just repeat the existing answer and nothing more.\n\n--------------------\n{context_msg}\n--------------------\nExisting Answer:\n{existing_answer}\n--------------------\n";
+
+/// Retrieves context for each message and answers with it in the system
+/// prompt (LlamaIndex `ContextChatEngine`).
+#[derive(Clone, Debug)]
+pub struct ContextChatEngine {
+    retriever: Arc<dyn Retriever>,
+    llm: Arc<dyn Llm>,
+    memory: Arc<dyn BaseMemory>,
+    prefix_messages: Vec<ChatMessage>,
+    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+    context_template: String,
+    context_refine_template: String,
+}
+
+/// Options of a [`ContextChatEngine`] (LlamaIndex `ContextChatEngine.from_defaults`).
+#[derive(Debug)]
+pub struct ContextChatEngineBuilder {
+    retriever: Arc<dyn Retriever>,
+    llm: Arc<dyn Llm>,
+    memory: Option<Arc<dyn BaseMemory>>,
+    chat_history: Vec<ChatMessage>,
+    system_prompt: Option<String>,
+    prefix_messages: Option<Vec<ChatMessage>>,
+    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+    context_template: Option<String>,
+    context_refine_template: Option<String>,
+}
+
+impl ContextChatEngineBuilder {
+    /// The memory (default: a `ChatMemoryBuffer` of the LLM's context window minus 256 tokens).
+    pub fn memory(mut self, memory: Arc<dyn BaseMemory>) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// The conversation so far, for the default memory.
+    pub fn chat_history(mut self, chat_history: Vec<ChatMessage>) -> Self {
+        self.chat_history = chat_history;
+        self
+    }
+
+    /// A system prompt, appended to the context in the system message.
+    pub fn system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(system_prompt.into());
+        self
+    }
+
+    /// Messages sent between the context and the history (a leading system
+    /// message among them is appended to the context instead).
+    pub fn prefix_messages(mut self, prefix_messages: Vec<ChatMessage>) -> Self {
+        self.prefix_messages = Some(prefix_messages);
+        self
+    }
+
+    /// Adds a postprocessor for retrieved nodes; they run in the order added.
+    pub fn node_postprocessor(mut self, postprocessor: Arc<dyn NodePostprocessor>) -> Self {
+        self.node_postprocessors.push(postprocessor);
+        self
+    }
+
+    /// The context template (default [`DEFAULT_CONTEXT_TEMPLATE`]); it must have `{context_str}`.
+    pub fn context_template(mut self, template: impl Into<String>) -> Self {
+        self.context_template = Some(template.into());
+        self
+    }
+
+    /// The refine template (default [`DEFAULT_REFINE_TEMPLATE`]); it must
+    /// have `{context_msg}` and `{existing_answer}`.
+    pub fn context_refine_template(mut self, template: impl Into<String>) -> Self {
+        self.context_refine_template = Some(template.into());
+        self
+    }
+
+    /// Builds the engine. Both a system prompt and prefix messages, or a
+    /// template without its variables, is an error.
+    pub fn build(self) -> Result<ContextChatEngine> {
+        let context_template = self
+            .context_template
+            .unwrap_or_else(|| DEFAULT_CONTEXT_TEMPLATE.to_owned());
+        require_vars(&context_template, "context template", &["context_str"])?;
+        let context_refine_template = self
+            .context_refine_template
+            .unwrap_or_else(|| DEFAULT_REFINE_TEMPLATE.to_owned());
+        require_vars(
+            &context_refine_template,
+            "context refine template",
+            &["context_msg", "existing_answer"],
+        )?;
+        let memory = match self.memory {
+            Some(m) => m,
+            None => default_memory(self.llm.as_ref(), self.chat_history)?,
+        };
+        let prefix_messages = match (self.system_prompt, self.prefix_messages) {
+            (Some(_), Some(_)) => {
+                return Err(Error::InvalidInput(
+                    "give a chat engine either `system_prompt` or `prefix_messages`, not both"
+                        .to_owned(),
+                ));
+            }
+            (Some(prompt), None) => vec![ChatMessage::new(self.llm.metadata().system_role, prompt)],
+            (None, Some(messages)) => messages,
+            (None, None) => Vec::new(),
+        };
+        Ok(ContextChatEngine {
+            retriever: self.retriever,
+            llm: self.llm,
+            memory,
+            prefix_messages,
+            node_postprocessors: self.node_postprocessors,
+            context_template,
+            context_refine_template,
+        })
+    }
+}
+
+impl ContextChatEngine {
+    /// An engine retrieving with `retriever` and answering with `llm`, default options.
+    pub fn from_defaults(retriever: Arc<dyn Retriever>, llm: Arc<dyn Llm>) -> Result<Self> {
+        Self::builder(retriever, llm).build()
+    }
+
+    /// A builder.
+    pub fn builder(retriever: Arc<dyn Retriever>, llm: Arc<dyn Llm>) -> ContextChatEngineBuilder {
+        ContextChatEngineBuilder {
+            retriever,
+            llm,
+            memory: None,
+            chat_history: Vec::new(),
+            system_prompt: None,
+            prefix_messages: None,
+            node_postprocessors: Vec::new(),
+            context_template: None,
+            context_refine_template: None,
+        }
+    }
+
+    /// The memory.
+    pub fn memory(&self) -> &Arc<dyn BaseMemory> {
+        &self.memory
+    }
+
+    /// The synthesizer for one turn: its prompts carry the system prompt,
+    /// the prefix messages and `chat_history`.
+    fn synthesizer(&self, chat_history: &[ChatMessage]) -> CompactAndRefine {
+        let (system_prompt, prefix) = match self.prefix_messages.split_first() {
+            Some((first, rest)) if first.role == MessageRole::System => {
+                (first.content.as_str(), rest)
+            }
+            _ => ("", self.prefix_messages.as_slice()),
+        };
+        let system_role = self.llm.metadata().system_role;
+        let qa = prefix_messages_with_context(
+            &self.context_template,
+            system_prompt,
+            prefix,
+            chat_history,
+            system_role,
+        );
+        let refine = prefix_messages_with_context(
+            &self.context_refine_template,
+            system_prompt,
+            prefix,
+            chat_history,
+            system_role,
+        );
+        context_synthesizer(self.llm.clone(), qa, refine)
+    }
+
+    async fn prepare(
+        &self,
+        message: &str,
+        chat_history: Option<Vec<ChatMessage>>,
+    ) -> Result<(CompactAndRefine, Vec<crate::schema::NodeWithScore>)> {
+        if let Some(history) = chat_history {
+            self.memory.set(history).await?;
+        }
+        let nodes =
+            retrieve_context(self.retriever.as_ref(), &self.node_postprocessors, message).await?;
+        tracing::Span::current().record("nodes", nodes.len());
+        let history = self.memory.get(0).await?;
+        Ok((self.synthesizer(&history), nodes))
+    }
+}
+
+#[async_trait]
+impl ChatEngine for ContextChatEngine {
+    async fn chat_with_history(
+        &self,
+        message: &str,
+        chat_history: Option<Vec<ChatMessage>>,
+    ) -> Result<AgentChatResponse> {
+        async {
+            let (synthesizer, nodes) = self.prepare(message, chat_history).await?;
+            let response = synthesizer
+                .synthesize(&QueryBundle::new(message), nodes.clone(), Vec::new())
+                .await?;
+            let text = response.to_string();
+            self.memory
+                .put_messages(vec![
+                    ChatMessage::user(message),
+                    ChatMessage::assistant(text.clone()),
+                ])
+                .await?;
+            Ok(AgentChatResponse {
+                response: text,
+                sources: vec![retriever_source(message, &nodes)],
+                source_nodes: nodes,
+                ..Default::default()
+            })
+        }
+        .instrument(chat_span("context", message, false))
+        .await
+    }
+
+    async fn stream_chat_with_history(
+        &self,
+        message: &str,
+        chat_history: Option<Vec<ChatMessage>>,
+    ) -> Result<StreamingAgentChatResponse> {
+        async {
+            let (synthesizer, nodes) = self.prepare(message, chat_history).await?;
+            let streaming = synthesizer
+                .stream_synthesize(&QueryBundle::new(message), nodes.clone(), Vec::new())
+                .await?;
+            let deltas = write_turn_when_done(
+                text_to_chat_stream(streaming.response_gen),
+                self.memory.clone(),
+                ChatMessage::user(message),
+                tracing::Span::current(),
+            );
+            Ok(StreamingAgentChatResponse::new(
+                deltas,
+                vec![retriever_source(message, &nodes)],
+                nodes,
+            ))
+        }
+        .instrument(chat_span("context", message, true))
+        .await
+    }
+
+    async fn reset(&self) -> Result<()> {
+        self.memory.reset().await
+    }
+
+    async fn chat_history(&self) -> Result<Vec<ChatMessage>> {
+        self.memory.get_all().await
+    }
+}
