@@ -5,3 +5,10 @@
 //! integration crate, so one dependency gives the whole toolkit.
 
 pub use ragloom_core::*;
+
+/// PostgreSQL with pgvector as a vector store, in LlamaIndex's table layout:
+/// [`postgres::PGVectorStore`] (the `ragloom-vector-stores-postgres` crate).
+#[cfg(feature = "postgres")]
+pub mod postgres {
+    pub use ragloom_vector_stores_postgres::*;
+}
