@@ -26,3 +26,10 @@ pub mod openai {
     pub use ragloom_embeddings_openai::*;
     pub use ragloom_llms_openai::*;
 }
+
+/// PostgreSQL with pgvector as a vector store, in LlamaIndex's table layout:
+/// [`postgres::PGVectorStore`] (the `ragloom-vector-stores-postgres` crate).
+#[cfg(feature = "postgres")]
+pub mod postgres {
+    pub use ragloom_vector_stores_postgres::*;
+}

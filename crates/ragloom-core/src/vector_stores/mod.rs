@@ -1,9 +1,11 @@
 //! Vector stores: the [`VectorStore`] trait every store implements, the query
-//! and filter vocabulary, the shared filter evaluator and [`SimpleVectorStore`].
+//! and filter vocabulary, the shared filter evaluator, the node payload helpers
+//! of external stores ([`utils`]) and [`SimpleVectorStore`].
 
 pub mod filters;
 mod simple;
 pub mod types;
+pub mod utils;
 
 pub use filters::matches;
 pub use simple::SimpleVectorStore;
@@ -12,6 +14,7 @@ pub use types::{
     FilterOperator, MetadataFilter, MetadataFilters, NAMESPACE_SEP, VectorStoreQuery,
     VectorStoreQueryMode, VectorStoreQueryResult,
 };
+pub use utils::{metadata_dict_to_node, node_to_metadata_dict};
 
 use crate::error::{Error, Result};
 use crate::schema::Node;

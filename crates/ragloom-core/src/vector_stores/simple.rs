@@ -43,6 +43,7 @@ use super::types::{
     DEFAULT_PERSIST_FNAME, NAMESPACE_SEP, VectorStoreQuery, VectorStoreQueryMode,
     VectorStoreQueryResult,
 };
+use super::utils::metadata_dict_without_content;
 use super::{MetadataFilters, VectorStore};
 use crate::embeddings::SimilarityMode;
 use crate::embeddings::similarity::{dot, l2};
@@ -339,7 +340,7 @@ impl SimpleVectorStore {
                 &node.id_,
                 embedding.iter().map(|v| f64::from(*v)),
                 Some(ref_doc_id),
-                Some(metadata_dict_entry(node)),
+                Some(metadata_dict_without_content(node)),
             );
             ids.push(node.id_.clone());
         }
@@ -454,23 +455,6 @@ impl SimpleVectorStore {
         }
         out.write_all(b"}}")
     }
-}
-
-/// What LlamaIndex stores in `metadata_dict` for a node:
-/// `node_to_metadata_dict(node, remove_text=True, flat_metadata=False)`
-/// without `_node_content`, i.e. the node's metadata then `_node_type`,
-/// `document_id`, `doc_id` and `ref_doc_id` (overwriting same-named keys in place).
-fn metadata_dict_entry(node: &Node) -> Metadata {
-    let mut metadata = node.metadata.clone();
-    let ref_doc_id = Value::String(node.ref_doc_id().unwrap_or("None").to_string());
-    metadata.insert(
-        "_node_type".into(),
-        Value::String(node.class_name().to_string()),
-    );
-    metadata.insert("document_id".into(), ref_doc_id.clone());
-    metadata.insert("doc_id".into(), ref_doc_id.clone());
-    metadata.insert("ref_doc_id".into(), ref_doc_id);
-    metadata
 }
 
 /// An `f32` setting as the decimal the user wrote (0.3, not 0.30000001192...),
