@@ -5,3 +5,12 @@
 //! integration crate, so one dependency gives the whole toolkit.
 
 pub use ragloom_core::*;
+
+/// File readers for [`SimpleDirectoryReader`](ragloom_core::readers::SimpleDirectoryReader):
+/// PDF, DOCX, CSV, JSON, Markdown, HTML and EPUB (crate `ragloom-readers-file`,
+/// LlamaIndex's `llama-index-readers-file`). `SimpleDirectoryReaderExt` registers
+/// them: `SimpleDirectoryReader::new(dir).with_default_file_extractors()`.
+#[cfg(feature = "file-readers")]
+pub mod file_readers {
+    pub use ragloom_readers_file::*;
+}

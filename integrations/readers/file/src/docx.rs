@@ -139,38 +139,26 @@ pub(crate) fn word_xml_text(
             Event::End(_) => {
                 stack.pop();
             }
-            Event::Text(t) => {
-                if stack.last() == Some(&true) {
-                    out.push_str(&t.xml10_content());
-                }
-            }
-            Event::CData(t) => {
-                if stack.last() == Some(&true) {
-                    out.push_str(&t.xml10_content());
-                }
-            }
-            Event::GeneralRef(r) => {
-                if stack.last() == Some(&true) {
-                    match r.resolve_char_ref()? {
-                        Some(c) => out.push(c),
-                        None => match &*r {
-                            "amp" => out.push('&'),
-                            "lt" => out.push('<'),
-                            "gt" => out.push('>'),
-                            "quot" => out.push('"'),
-                            "apos" => out.push('\''),
-                            other => {
-                                return Err(quick_xml::Error::Escape(
-                                    quick_xml::escape::EscapeError::UnrecognizedEntity(
-                                        0..other.len(),
-                                        other.to_string(),
-                                    ),
-                                ));
-                            }
-                        },
+            Event::Text(t) if stack.last() == Some(&true) => out.push_str(&t.xml10_content()),
+            Event::CData(t) if stack.last() == Some(&true) => out.push_str(&t.xml10_content()),
+            Event::GeneralRef(r) if stack.last() == Some(&true) => match r.resolve_char_ref()? {
+                Some(c) => out.push(c),
+                None => match &*r {
+                    "amp" => out.push('&'),
+                    "lt" => out.push('<'),
+                    "gt" => out.push('>'),
+                    "quot" => out.push('"'),
+                    "apos" => out.push('\''),
+                    other => {
+                        return Err(quick_xml::Error::Escape(
+                            quick_xml::escape::EscapeError::UnrecognizedEntity(
+                                0..other.len(),
+                                other.to_string(),
+                            ),
+                        ));
                     }
-                }
-            }
+                },
+            },
             Event::Eof => return Ok(()),
             _ => {}
         }

@@ -156,12 +156,15 @@ fn depth_first(
     };
     match data {
         Value::Object(_) | Value::Array(_) => {
-            let json = dumps(data, None, ensure_ascii);
-            if collapse_length.is_some_and(|c| json.chars().count() <= c) {
-                let mut line = tail(path);
-                line.push(json);
-                out.push(line.join(" "));
-                return;
+            // Only worth writing out when it may be collapsed (Python always does).
+            if let Some(limit) = collapse_length {
+                let json = dumps(data, None, ensure_ascii);
+                if json.chars().count() <= limit {
+                    let mut line = tail(path);
+                    line.push(json);
+                    out.push(line.join(" "));
+                    return;
+                }
             }
             // The recursive calls drop `ensure_ascii`, as LlamaIndex's do.
             match data {

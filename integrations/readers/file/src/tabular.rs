@@ -498,20 +498,19 @@ pub(crate) fn pandas_rows(path: &Path, text: &str, col_joiner: &str) -> Result<V
         }
     }
     let skip = usize::from(index_col);
-    let raw = |row: &Vec<String>, c: usize| -> Option<String> {
-        row.get(c + skip)
-            .filter(|v| !NA_VALUES.contains(&v.as_str()))
-            .cloned()
-    };
+    fn raw(row: &[String], c: usize) -> Option<&str> {
+        row.get(c)
+            .map(String::as_str)
+            .filter(|v| !NA_VALUES.contains(v))
+    }
     let kinds: Vec<Kind> = (0..ncols)
         .map(|c| {
-            let values: Vec<Option<String>> = data.iter().map(|r| raw(r, c)).collect();
-            let refs: Vec<Option<&str>> = values.iter().map(|v| v.as_deref()).collect();
-            let kind = column_kind(&refs);
+            let values: Vec<Option<&str>> = data.iter().map(|r| raw(r, c + skip)).collect();
+            let kind = column_kind(&values);
             // A column of booleans with gaps is object-typed but holds bools.
             if kind == Kind::Object
-                && refs.iter().flatten().all(|v| parse_bool(v).is_some())
-                && refs.iter().any(Option::is_some)
+                && values.iter().flatten().all(|v| parse_bool(v).is_some())
+                && values.iter().any(Option::is_some)
             {
                 return Kind::Bool;
             }
@@ -523,29 +522,20 @@ pub(crate) fn pandas_rows(path: &Path, text: &str, col_joiner: &str) -> Result<V
         Kind::Int
     } else if kinds.iter().all(|k| matches!(k, Kind::Int | Kind::Float)) {
         Kind::Float
-    } else if kinds.iter().all(|k| *k == Kind::Bool) && !kinds.is_empty() {
-        Kind::Bool
     } else {
         Kind::Object
     };
     Ok(data
         .iter()
         .map(|row| {
-            (0..ncols)
-                .map(|c| {
-                    let v = raw(row, c);
-                    let kind = kinds[c];
-                    let cell = match kind {
-                        Kind::Bool => match v.as_deref().and_then(parse_bool) {
-                            Some(b) => Cell::Bool(b),
-                            None => Cell::Missing,
-                        },
-                        _ => cell(kind, v.as_deref()),
-                    };
-                    spell(&cell, row_kind)
-                })
-                .collect::<Vec<_>>()
-                .join(col_joiner)
+            let mut line = String::new();
+            for (c, kind) in kinds.iter().enumerate() {
+                if c > 0 {
+                    line.push_str(col_joiner);
+                }
+                line.push_str(&spell(&cell(*kind, raw(row, c + skip)), row_kind));
+            }
+            line
         })
         .collect())
 }

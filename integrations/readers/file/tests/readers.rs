@@ -69,7 +69,7 @@ fn words(text: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn pdf_pages_have_llamaindex_labels_metadata_and_words() {
-    for name in ["two_pages.pdf", "labelled.pdf"] {
+    for name in ["two_pages.pdf", "labelled.pdf", "owner_only.pdf"] {
         let case = format!("PDFReader/{name}");
         let docs = load(&PDFReader::new(), name).await.unwrap();
         let want = expected(&case)["docs"].as_array().unwrap().clone();

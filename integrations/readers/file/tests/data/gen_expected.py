@@ -39,7 +39,14 @@ def main():
     # Relative paths, so that recorded paths do not depend on the checkout.
     os.chdir(HERE)
     cases = {}
-    for name in ["two_pages.pdf", "labelled.pdf", "encrypted.pdf", "corrupt.pdf", "panics.pdf"]:
+    for name in [
+        "two_pages.pdf",
+        "labelled.pdf",
+        "owner_only.pdf",
+        "encrypted.pdf",
+        "corrupt.pdf",
+        "panics.pdf",
+    ]:
         cases[f"PDFReader/{name}"] = run(PDFReader(), name)
     cases["PDFReader(return_full_document)/two_pages.pdf"] = run(
         PDFReader(return_full_document=True), "two_pages.pdf"

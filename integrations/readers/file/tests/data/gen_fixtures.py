@@ -8,6 +8,7 @@ gives the same bytes for the PDFs and text files.
 
 import io
 import os
+import re
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,6 +48,19 @@ def pdfs():
     # Encrypted with a user password: nothing can be read without it.
     c = canvas.Canvas(path("encrypted.pdf"), invariant=1, encrypt="secret")
     c.drawString(72, 720, "Secret text.")
+    c.showPage()
+    c.save()
+
+    # Encrypted with an owner password only: readers open it with the empty
+    # user password.
+    from reportlab.lib.pdfencrypt import StandardEncryption
+
+    c = canvas.Canvas(
+        path("owner_only.pdf"),
+        invariant=1,
+        encrypt=StandardEncryption("", ownerPassword="owner", canPrint=1),
+    )
+    c.drawString(72, 720, "Readable without a password.")
     c.showPage()
     c.save()
 
@@ -140,7 +154,11 @@ def epub():
         for info in src.infolist():
             fixed = zipfile.ZipInfo(info.filename, date_time=(2024, 1, 1, 0, 0, 0))
             fixed.compress_type = info.compress_type
-            z.writestr(fixed, src.read(info.filename))
+            data = src.read(info.filename)
+            if info.filename.endswith(".opf"):
+                # ebooklib stamps the time of writing; fix it for stable bytes.
+                data = re.sub(rb"(dcterms:modified\">)[^<]*", rb"\g<1>2024-01-01T00:00:00Z", data)
+            z.writestr(fixed, data)
 
 
 def texts():
