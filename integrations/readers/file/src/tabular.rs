@@ -7,6 +7,7 @@ use ragloom_core::readers::FileReader;
 use ragloom_core::{Document, Error, Metadata, Result, float_repr};
 use serde_json::Value;
 use std::path::Path;
+use std::sync::LazyLock;
 
 /// Reads a CSV file with Python's `csv` rules (LlamaIndex `CSVReader`):
 /// every row, the header included, as its fields joined with `", "`.
@@ -83,10 +84,16 @@ impl FileReader for CSVReader {
 /// dropped, and a first data row with one field more than the header makes
 /// the first column the index (left out), as pandas does.
 ///
+/// Floats are parsed with pandas' own rounding (its `precise_xstrtod`, which
+/// keeps 17 significant digits), so long numbers print as pandas prints them.
+///
 /// Not reproduced: `pandas_config` (pandas' other `read_csv` options),
-/// separator sniffing, and integers beyond 64 bits (pandas keeps them as
-/// text or unsigned). A row with more fields than the header is an
-/// [`Error::CorruptFile`], as pandas' "Error tokenizing data" is.
+/// separator sniffing, and some columns holding integers beyond the signed
+/// 64-bit range, where pandas' choice (unsigned, float or text) depends on
+/// the order of the values; the common cases (a lone unsigned column, a
+/// first value too large for any integer type) match. A row with more
+/// fields than the header is an [`Error::CorruptFile`], as pandas' "Error
+/// tokenizing data" is.
 #[derive(Debug, Clone)]
 pub struct PandasCSVReader {
     concat_rows: bool,
@@ -392,6 +399,11 @@ const NA_VALUES: [&str; 19] = [
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Kind {
     Int,
+    /// Integers with gaps: pandas reads them as integers, then makes the
+    /// column float (so `-0` prints `0.0`, where a float column has `-0.0`).
+    IntWithGaps,
+    /// Integers beyond `i64` that fit `u64`, with no gaps.
+    UInt,
     Float,
     Bool,
     Object,
@@ -400,36 +412,153 @@ enum Kind {
 #[derive(Clone, Debug)]
 enum Cell {
     Missing,
-    Int(i64),
+    Int(i128),
     Float(f64),
     Bool(bool),
     Text(String),
 }
 
-fn parse_int(s: &str) -> Option<i64> {
-    let t = s.trim_matches([' ', '\t']);
-    let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
+/// The bytes C's `isspace` accepts, which pandas skips around numbers.
+const C_SPACE: [char; 6] = [' ', '\t', '\n', '\u{b}', '\u{c}', '\r'];
+
+/// A field pandas reads as an integer (sign and digits, spaces around):
+/// `Some(Some(value))`, or `Some(None)` when too large even for `i128`.
+fn int_like(s: &str) -> Option<Option<i128>> {
+    let t = s.trim_matches(C_SPACE);
+    let (negative, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    t.parse().ok()
+    let magnitude = digits.bytes().try_fold(0i128, |n, b| {
+        n.checked_mul(10)?.checked_add(i128::from(b - b'0'))
+    });
+    Some(magnitude.map(|m| if negative { -m } else { m }))
 }
 
+fn fits_i64(v: i128) -> bool {
+    i128::from(i64::MIN) <= v && v <= i128::from(i64::MAX)
+}
+
+fn fits_u64(v: i128) -> bool {
+    0 <= v && v <= i128::from(u64::MAX)
+}
+
+/// `10^n` as the C literal `1en` is, for `n` in `0..=308`.
+fn power_of_ten(n: usize) -> f64 {
+    static TABLE: LazyLock<Vec<f64>> = LazyLock::new(|| {
+        (0..=308)
+            .map(|n| format!("1e{n}").parse().unwrap_or(f64::INFINITY))
+            .collect()
+    });
+    TABLE.get(n).copied().unwrap_or(f64::INFINITY)
+}
+
+/// pandas' default float parser (`precise_xstrtod`), reproduced for its
+/// rounding: at most 17 significant digits are accumulated in a double,
+/// then scaled by a power of ten, so long numbers round as pandas rounds
+/// them (`9223372036854775807` gives `9.223372036854778e+18`). Numbers
+/// beyond the double range are not floats to pandas (the column stays text).
 fn parse_float(s: &str) -> Option<f64> {
-    let t = s.trim_matches([' ', '\t']);
-    let body = t.strip_prefix(['+', '-']).unwrap_or(t).to_ascii_lowercase();
-    if body == "inf" || body == "infinity" {
-        return t.parse().ok();
+    let t = s.trim_matches(C_SPACE);
+    let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
+    if unsigned.eq_ignore_ascii_case("inf") || unsigned.eq_ignore_ascii_case("infinity") {
+        return Some(if t.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
     }
-    // Rust also parses "nan" and "infinity" spellings and overflows to
-    // infinity; pandas treats those as text.
-    if !body
-        .bytes()
-        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'+' | b'-'))
-    {
+    const MAX_DIGITS: u32 = 17;
+    let bytes = t.as_bytes();
+    let mut i = 0;
+    let negative = match bytes.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    let mut number = 0f64;
+    let mut exponent: i64 = 0;
+    let mut digits = 0u32;
+    while let Some(d) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
+        if digits < MAX_DIGITS {
+            number = number * 10.0 + f64::from(d - b'0');
+            digits += 1;
+        } else {
+            exponent += 1;
+        }
+        i += 1;
+    }
+    if bytes.get(i) == Some(&b'.') {
+        i += 1;
+        let mut decimals = 0;
+        while let Some(d) = bytes.get(i).filter(|b| b.is_ascii_digit()) {
+            if digits < MAX_DIGITS {
+                number = number * 10.0 + f64::from(d - b'0');
+                digits += 1;
+                decimals += 1;
+            }
+            i += 1;
+        }
+        exponent -= decimals;
+    }
+    if digits == 0 {
         return None;
     }
-    t.parse::<f64>().ok().filter(|f| f.is_finite())
+    if negative {
+        number = -number;
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        let exp_negative = match bytes.get(j) {
+            Some(b'-') => {
+                j += 1;
+                true
+            }
+            Some(b'+') => {
+                j += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = j;
+        let mut n: i64 = 0;
+        while let Some(d) = bytes.get(j).filter(|b| b.is_ascii_digit()) {
+            n = n.saturating_mul(10).saturating_add(i64::from(d - b'0'));
+            j += 1;
+        }
+        // "1e" or "1e+" leave the `e` unread, so the field is not a number.
+        if j > start {
+            exponent = exponent.saturating_add(if exp_negative { -n } else { n });
+            i = j;
+        }
+    }
+    if i != bytes.len() {
+        return None;
+    }
+    let value = if exponent > 308 {
+        return None;
+    } else if exponent > 0 {
+        number * power_of_ten(exponent as usize)
+    } else if exponent < -308 {
+        if exponent < -616 {
+            0.0 * number.signum()
+        } else {
+            number / power_of_ten((-308 - exponent) as usize) / power_of_ten(308)
+        }
+    } else {
+        number / power_of_ten((-exponent) as usize)
+    };
+    value.is_finite().then_some(value)
 }
 
 fn parse_bool(s: &str) -> Option<bool> {
@@ -447,8 +576,28 @@ fn column_kind(values: &[Option<&str>]) -> Kind {
     if present.is_empty() {
         return Kind::Float;
     }
-    if present.iter().all(|v| parse_int(v).is_some()) {
-        return if any_missing { Kind::Float } else { Kind::Int };
+    let ints: Vec<Option<Option<i128>>> = present.iter().map(|v| int_like(v)).collect();
+    if ints.iter().all(Option::is_some) {
+        let values: Vec<Option<i128>> = ints.into_iter().flatten().collect();
+        if values.iter().all(|v| v.is_some_and(fits_i64)) {
+            return if any_missing {
+                Kind::IntWithGaps
+            } else {
+                Kind::Int
+            };
+        }
+        if !any_missing && values.iter().all(|v| v.is_some_and(fits_u64)) {
+            return Kind::UInt;
+        }
+        return Kind::Object;
+    }
+    // An integer too large for 64 bits keeps the whole column as text.
+    if ints
+        .iter()
+        .flatten()
+        .any(|v| !v.is_some_and(|v| fits_i64(v) || fits_u64(v)))
+    {
+        return Kind::Object;
     }
     if present.iter().all(|v| parse_float(v).is_some()) {
         return Kind::Float;
@@ -460,9 +609,10 @@ fn column_kind(values: &[Option<&str>]) -> Kind {
 }
 
 fn cell(kind: Kind, raw: Option<&str>) -> Cell {
+    let int = |v: &str| int_like(v).flatten();
     match (kind, raw) {
-        (Kind::Float, None) | (Kind::Object, None) => Cell::Missing,
-        (Kind::Int, Some(v)) => parse_int(v).map_or(Cell::Missing, Cell::Int),
+        (Kind::IntWithGaps, Some(v)) => int(v).map_or(Cell::Missing, |i| Cell::Float(i as f64)),
+        (Kind::Int | Kind::UInt, Some(v)) => int(v).map_or(Cell::Missing, Cell::Int),
         (Kind::Float, Some(v)) => parse_float(v).map_or(Cell::Missing, Cell::Float),
         (Kind::Bool, Some(v)) => parse_bool(v).map_or(Cell::Missing, Cell::Bool),
         (Kind::Object, Some(v)) => Cell::Text(v.to_string()),
@@ -518,13 +668,18 @@ pub(crate) fn pandas_rows(path: &Path, text: &str, col_joiner: &str) -> Result<V
         })
         .collect();
     // The type each row takes when pandas makes a Series of it.
-    let row_kind = if kinds.iter().all(|k| *k == Kind::Int) {
-        Kind::Int
-    } else if kinds.iter().all(|k| matches!(k, Kind::Int | Kind::Float)) {
-        Kind::Float
-    } else {
-        Kind::Object
-    };
+    // numpy's promotion: int64 with uint64 gives float64.
+    let row_kind =
+        if kinds.iter().all(|k| *k == Kind::Int) || kinds.iter().all(|k| *k == Kind::UInt) {
+            Kind::Int
+        } else if kinds
+            .iter()
+            .all(|k| matches!(k, Kind::Int | Kind::UInt | Kind::IntWithGaps | Kind::Float))
+        {
+            Kind::Float
+        } else {
+            Kind::Object
+        };
     Ok(data
         .iter()
         .map(|row| {
@@ -616,5 +771,48 @@ mod tests {
         assert_eq!(pd("a,b\n1,\n2,\n"), ["1.0, nan", "2.0, nan"]);
         assert_eq!(pd("a,b\n1, \n2,\n"), ["1,  ", "2, nan"]);
         assert!(pd("a,b\n1,2\n3,4,5,6\n")[0].starts_with("ERR"));
+        // pandas' own float rounding and 64-bit integer limits.
+        assert_eq!(
+            pd("a\n9223372036854775807\n1.5\n"),
+            ["9.223372036854778e+18", "1.5"]
+        );
+        assert_eq!(
+            pd("a\n9223372036854775807\nNA\n"),
+            ["9.223372036854776e+18", "nan"]
+        );
+        assert_eq!(pd("a\n0.1234567890123456789\n"), ["0.1234567890123456"]);
+        assert_eq!(
+            pd("a\n123456789.123456789\n3.14159265358979323846\n"),
+            ["123456789.12345678", "3.1415926535897927"]
+        );
+        assert_eq!(
+            pd("a\n1e-310\n1e-320\n1e-330\n"),
+            ["1e-310", "1e-320", "0.0"]
+        );
+        assert_eq!(pd("a\n1e308\n1.5e308\n"), ["1e+308", "1.5e+308"]);
+        assert_eq!(pd("a\n-0\nNA\n"), ["0.0", "nan"]);
+        assert_eq!(pd("a\n-0\n1.5\n"), ["-0.0", "1.5"]);
+        assert_eq!(
+            pd("a,b\n18446744073709551615,x\n"),
+            ["18446744073709551615, x"]
+        );
+        assert_eq!(
+            pd("a\n18446744073709551615\n-1\n"),
+            ["18446744073709551615", "-1"]
+        );
+        assert_eq!(
+            pd("a\n18446744073709551615\n1.5\n"),
+            ["1.8446744073709552e+19", "1.5"]
+        );
+        assert_eq!(
+            pd("a\n123456789012345678901234567890\n1.5\n"),
+            ["123456789012345678901234567890", "1.5"]
+        );
+        assert_eq!(pd("a\n1e\n"), ["1e"]);
+        assert_eq!(pd("a\n1e+\n2\n"), ["1e+", "2"]);
+        assert_eq!(pd("a\n.\n"), ["."]);
+        assert_eq!(pd("a\n-.5\n"), ["-0.5"]);
+        assert_eq!(pd("a\n+inf\nInfinity\n-INF\n"), ["inf", "inf", "-inf"]);
+        assert_eq!(pd("a\nnan\nNAN\n1\n"), ["nan", "NAN", "1"]);
     }
 }
