@@ -169,126 +169,134 @@ enum PyState {
 }
 
 /// The records `csv.reader(open(file))` yields. The text is first given
-/// universal newlines as Python's text mode does; then each line is fed
-/// character by character followed by an end-of-line marker, which is how
-/// CPython's reader decides where records end.
+/// universal newlines as Python's text mode does; then each line is run
+/// through CPython's reader states followed by an end-of-line step, which is
+/// where records end (a newline inside quotes keeps the record open).
 pub(crate) fn python_csv_rows(text: &str) -> Vec<Vec<String>> {
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let text = if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text.to_string()
+    };
+    // Every byte the reader looks for is ASCII, so slicing the text at
+    // them never splits a character.
+    let s = text.as_str();
+    let b = s.as_bytes();
     let mut rows = Vec::new();
     let mut fields: Vec<String> = Vec::new();
     let mut field = String::new();
     let mut state = PyState::StartRecord;
-
-    // `None` is the end-of-line marker.
-    let feed = |c: Option<char>,
-                state: &mut PyState,
-                fields: &mut Vec<String>,
-                field: &mut String|
-     -> bool {
-        let mut emit = false;
-        loop {
-            match *state {
-                PyState::StartRecord => match c {
+    let mut pos = 0;
+    while pos < b.len() {
+        let end = b[pos..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |k| pos + k + 1);
+        let line = &s[pos..end];
+        // Most lines hold no quote: their fields are the text between commas.
+        if state == PyState::StartRecord && !line.contains('"') {
+            let body = line.strip_suffix('\n').unwrap_or(line);
+            rows.push(if body.is_empty() {
+                Vec::new()
+            } else {
+                body.split(',').map(str::to_string).collect()
+            });
+            pos = end;
+            continue;
+        }
+        let mut i = pos;
+        while i < end {
+            match state {
+                PyState::StartRecord => {
+                    if b[i] == b'\n' {
+                        state = PyState::EatNewline;
+                        i += 1;
+                    } else {
+                        state = PyState::StartField;
+                    }
+                }
+                PyState::StartField => match b[i] {
+                    b'\n' => {
+                        fields.push(std::mem::take(&mut field));
+                        state = PyState::EatNewline;
+                        i += 1;
+                    }
+                    b'"' => {
+                        state = PyState::InQuoted;
+                        i += 1;
+                    }
+                    b',' => {
+                        fields.push(String::new());
+                        i += 1;
+                    }
+                    // Any other character starts the field's text.
+                    _ => state = PyState::InField,
+                },
+                PyState::InField => {
+                    let k = b[i..end]
+                        .iter()
+                        .position(|&c| c == b',' || c == b'\n')
+                        .unwrap_or(end - i);
+                    field.push_str(&s[i..i + k]);
+                    i += k;
+                    if i < end {
+                        fields.push(std::mem::take(&mut field));
+                        state = if b[i] == b',' {
+                            PyState::StartField
+                        } else {
+                            PyState::EatNewline
+                        };
+                        i += 1;
+                    }
+                }
+                PyState::InQuoted => match b[i..end].iter().position(|&c| c == b'"') {
+                    Some(k) => {
+                        field.push_str(&s[i..i + k]);
+                        i += k + 1;
+                        state = PyState::QuoteInQuoted;
+                    }
                     None => {
-                        emit = true;
-                    }
-                    Some('\n') => *state = PyState::EatNewline,
-                    Some(_) => {
-                        *state = PyState::StartField;
-                        continue;
+                        field.push_str(&s[i..end]);
+                        i = end;
                     }
                 },
-                PyState::StartField => match c {
-                    None | Some('\n') => {
-                        fields.push(std::mem::take(field));
-                        if c.is_none() {
-                            *state = PyState::StartRecord;
-                            emit = true;
-                        } else {
-                            *state = PyState::EatNewline;
-                        }
-                    }
-                    Some('"') => *state = PyState::InQuoted,
-                    Some(',') => fields.push(String::new()),
-                    Some(ch) => {
-                        field.push(ch);
-                        *state = PyState::InField;
-                    }
-                },
-                PyState::InField => match c {
-                    None | Some('\n') => {
-                        fields.push(std::mem::take(field));
-                        if c.is_none() {
-                            *state = PyState::StartRecord;
-                            emit = true;
-                        } else {
-                            *state = PyState::EatNewline;
-                        }
-                    }
-                    Some(',') => {
-                        fields.push(std::mem::take(field));
-                        *state = PyState::StartField;
-                    }
-                    Some(ch) => field.push(ch),
-                },
-                PyState::InQuoted => match c {
-                    None => {}
-                    Some('"') => *state = PyState::QuoteInQuoted,
-                    Some(ch) => field.push(ch),
-                },
-                PyState::QuoteInQuoted => match c {
-                    Some('"') => {
+                PyState::QuoteInQuoted => match b[i] {
+                    b'"' => {
                         field.push('"');
-                        *state = PyState::InQuoted;
+                        state = PyState::InQuoted;
+                        i += 1;
                     }
-                    Some(',') => {
-                        fields.push(std::mem::take(field));
-                        *state = PyState::StartField;
+                    b',' => {
+                        fields.push(std::mem::take(&mut field));
+                        state = PyState::StartField;
+                        i += 1;
                     }
-                    None | Some('\n') => {
-                        fields.push(std::mem::take(field));
-                        if c.is_none() {
-                            *state = PyState::StartRecord;
-                            emit = true;
-                        } else {
-                            *state = PyState::EatNewline;
-                        }
+                    b'\n' => {
+                        fields.push(std::mem::take(&mut field));
+                        state = PyState::EatNewline;
+                        i += 1;
                     }
-                    Some(ch) => {
-                        field.push(ch);
-                        *state = PyState::InField;
-                    }
+                    // Text after a closing quote joins the field (not strict).
+                    _ => state = PyState::InField,
                 },
-                PyState::EatNewline => match c {
-                    Some('\n') => {}
-                    None => {
-                        *state = PyState::StartRecord;
-                        emit = true;
-                    }
-                    // Unreachable after universal newlines: a line's only
-                    // newline is its last character.
-                    Some(_) => {}
-                },
+                // After universal newlines, a line's only newline is its last byte.
+                PyState::EatNewline => i += 1,
             }
-            return emit;
         }
-    };
-
-    let mut rest = text.as_str();
-    while !rest.is_empty() {
-        let (line, tail) = match rest.find('\n') {
-            Some(i) => rest.split_at(i + 1),
-            None => (rest, ""),
-        };
-        rest = tail;
-        for ch in line.chars() {
-            // A newline inside quotes is part of the field, and the record
-            // goes on with the next line, as in CPython.
-            feed(Some(ch), &mut state, &mut fields, &mut field);
+        // The end-of-line step.
+        match state {
+            PyState::InQuoted => {}
+            PyState::StartRecord | PyState::EatNewline => {
+                rows.push(std::mem::take(&mut fields));
+                state = PyState::StartRecord;
+            }
+            PyState::StartField | PyState::InField | PyState::QuoteInQuoted => {
+                fields.push(std::mem::take(&mut field));
+                rows.push(std::mem::take(&mut fields));
+                state = PyState::StartRecord;
+            }
         }
-        if feed(None, &mut state, &mut fields, &mut field) {
-            rows.push(std::mem::take(&mut fields));
-        }
+        pos = end;
     }
     // End of input inside a quoted field: Python (not strict) keeps what it has.
     if state == PyState::InQuoted || !field.is_empty() {
@@ -306,75 +314,70 @@ pub(crate) fn python_csv_rows(text: &str) -> Vec<Vec<String>> {
 /// are empty or only spaces and tabs are skipped.
 pub(crate) fn pandas_records(path: &Path, text: &str) -> Result<Vec<Vec<String>>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let chars: Vec<char> = text.chars().collect();
+    // Every byte the tokenizer looks for is ASCII, so slicing the text at
+    // them never splits a character.
+    let bytes = text.as_bytes();
     let mut records = Vec::new();
     let mut fields: Vec<String> = Vec::new();
-    let mut field = String::new();
     let mut i = 0;
-    let is_eol = |c: char| c == '\n' || c == '\r';
+    let is_eol = |b: u8| b == b'\n' || b == b'\r';
     // Consumes a line terminator at `i` (`\r\n` counts as one).
     let skip_eol = |i: usize| -> usize {
-        if chars.get(i) == Some(&'\r') && chars.get(i + 1) == Some(&'\n') {
+        if bytes.get(i) == Some(&b'\r') && bytes.get(i + 1) == Some(&b'\n') {
             i + 2
         } else {
             i + 1
         }
     };
-    while i < chars.len() {
+    while i < bytes.len() {
         // Start of a record: skip blank and whitespace-only lines.
         let mut j = i;
-        while j < chars.len() && (chars[j] == ' ' || chars[j] == '\t') {
+        while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
             j += 1;
         }
-        if j == chars.len() {
+        if j == bytes.len() {
             break;
         }
-        if is_eol(chars[j]) {
+        if is_eol(bytes[j]) {
             i = skip_eol(j);
             continue;
         }
         // One record, field by field.
         loop {
-            if chars.get(i) == Some(&'"') {
+            let mut field = String::new();
+            if bytes.get(i) == Some(&b'"') {
                 i += 1;
                 loop {
-                    match chars.get(i) {
-                        None => {
-                            return Err(Error::corrupt(
-                                path,
-                                format!(
-                                    "end of file inside a quoted field of row {}",
-                                    records.len() + 1
-                                ),
-                            ));
-                        }
-                        Some('"') if chars.get(i + 1) == Some(&'"') => {
-                            field.push('"');
-                            i += 2;
-                        }
-                        Some('"') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(&c) => {
-                            field.push(c);
-                            i += 1;
-                        }
+                    let Some(k) = bytes[i..].iter().position(|&b| b == b'"') else {
+                        return Err(Error::corrupt(
+                            path,
+                            format!(
+                                "end of file inside a quoted field of row {}",
+                                records.len() + 1
+                            ),
+                        ));
+                    };
+                    field.push_str(&text[i..i + k]);
+                    i += k + 1;
+                    if bytes.get(i) == Some(&b'"') {
+                        field.push('"');
+                        i += 1;
+                    } else {
+                        break;
                     }
                 }
             }
             // Unquoted text, or what follows a closing quote, up to the next
             // delimiter or line end.
-            while let Some(&c) = chars.get(i) {
-                if c == ',' || is_eol(c) {
-                    break;
-                }
-                field.push(c);
-                i += 1;
-            }
-            fields.push(std::mem::take(&mut field));
-            match chars.get(i) {
-                Some(',') => {
+            let k = bytes[i..]
+                .iter()
+                .position(|&b| b == b',' || is_eol(b))
+                .unwrap_or(bytes.len() - i);
+            field.push_str(&text[i..i + k]);
+            i += k;
+            fields.push(field);
+            match bytes.get(i) {
+                Some(b',') => {
                     i += 1;
                     continue;
                 }
