@@ -33,3 +33,12 @@ pub mod openai {
 pub mod postgres {
     pub use ragloom_vector_stores_postgres::*;
 }
+
+/// File readers for [`SimpleDirectoryReader`](ragloom_core::readers::SimpleDirectoryReader):
+/// PDF, DOCX, CSV, JSON, Markdown, HTML and EPUB (crate `ragloom-readers-file`,
+/// LlamaIndex's `llama-index-readers-file`). `SimpleDirectoryReaderExt` registers
+/// them: `SimpleDirectoryReader::new(dir).with_default_file_extractors()`.
+#[cfg(feature = "file-readers")]
+pub mod file_readers {
+    pub use ragloom_readers_file::*;
+}

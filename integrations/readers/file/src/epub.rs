@@ -1,0 +1,205 @@
+//! `EpubReader`: an EPUB book as one document, its XHTML documents in
+//! manifest order turned into text, as LlamaIndex's `EpubReader` reads it.
+
+use crate::html::html_to_text;
+use crate::util::{read_bytes, run_guarded};
+use async_trait::async_trait;
+use quick_xml::XmlVersion;
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::reader::Reader as XmlReader;
+use ragloom_core::readers::FileReader;
+use ragloom_core::{Document, Error, Metadata, Result};
+use std::collections::HashSet;
+use std::io::{Cursor, Read};
+use std::path::Path;
+
+/// Reads an `.epub` file (LlamaIndex `EpubReader`) into one document with
+/// the file's metadata: the text of every XHTML item of the package
+/// manifest (the book's chapters, and its navigation document when that is
+/// XHTML, as ebooklib lists them), in manifest order, joined with `"\n"`.
+///
+/// Each item is turned into text by [`HTMLReader`](crate::HTMLReader)'s
+/// rules; LlamaIndex uses Python's html2text, which writes Markdown
+/// (`# Chapter`, `**bold**`), so the words agree and the markup does not.
+/// A file that is not a ZIP archive, has no readable package document, or
+/// whose chapters are encrypted (DRM, listed in `META-INF/encryption.xml`)
+/// is an [`Error::CorruptFile`] naming the file.
+#[derive(Debug, Clone, Default)]
+pub struct EpubReader;
+
+impl EpubReader {
+    /// An EPUB reader.
+    pub fn new() -> Self {
+        Self
+    }
+}
+
+#[async_trait]
+impl FileReader for EpubReader {
+    async fn load_file(&self, path: &Path, extra_info: Metadata) -> Result<Vec<Document>> {
+        run_guarded(path, move |path| {
+            let bytes = read_bytes(path)?;
+            let text = epub_text(path, &bytes)?;
+            Ok(vec![Document::document(text).with_metadata_map(extra_info)])
+        })
+        .await
+    }
+}
+
+type Zip<'a> = zip::ZipArchive<Cursor<&'a [u8]>>;
+
+fn read_entry(path: &Path, zip: &mut Zip<'_>, name: &str) -> Result<Option<String>> {
+    let mut entry = match zip.by_name(name) {
+        Ok(entry) => entry,
+        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+        Err(e) => return Err(Error::corrupt(path, format!("cannot open {name}: {e}"))),
+    };
+    let mut bytes = Vec::new();
+    entry
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::corrupt(path, format!("cannot read {name}: {e}")))?;
+    // Chapters are UTF-8 (ebooklib decodes them so too); a stray byte is
+    // replaced rather than failing the whole book.
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The value of attribute `key` (by local name) of an XML start tag.
+fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
+    e.attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == key)
+        .and_then(|a| {
+            a.normalized_value(XmlVersion::Implicit1_0)
+                .ok()
+                .map(|v| v.into_owned())
+        })
+}
+
+/// Every start (or empty) tag of `xml` with local name `name`, attributes
+/// read by `f`, in document order.
+fn tags<T>(
+    xml: &str,
+    name: &str,
+    mut f: impl FnMut(&BytesStart<'_>) -> Option<T>,
+) -> std::result::Result<Vec<T>, quick_xml::Error> {
+    let mut reader = XmlReader::from_str(xml);
+    let mut out = Vec::new();
+    loop {
+        match reader.read_event()? {
+            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == name => {
+                if let Some(v) = f(&e) {
+                    out.push(v);
+                }
+            }
+            Event::Eof => return Ok(out),
+            _ => {}
+        }
+    }
+}
+
+/// `%XX` escapes of an href decoded.
+fn percent_decode(s: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `href` resolved against the folder of the package document.
+fn resolve(base_dir: &str, href: &str) -> String {
+    let href = percent_decode(href.split('#').next().unwrap_or(href));
+    let mut parts: Vec<&str> = if base_dir.is_empty() {
+        Vec::new()
+    } else {
+        base_dir.split('/').collect()
+    };
+    for seg in href.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
+}
+
+pub(crate) fn epub_text(path: &Path, bytes: &[u8]) -> Result<String> {
+    let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
+        .map_err(|e| Error::corrupt(path, format!("not an EPUB (ZIP) archive: {e}")))?;
+    let bad_xml = |what: &str, e: quick_xml::Error| {
+        Error::corrupt(path, format!("{what} is not well-formed XML: {e}"))
+    };
+    let container = read_entry(path, &mut zip, "META-INF/container.xml")?
+        .ok_or_else(|| Error::corrupt(path, "not an EPUB: META-INF/container.xml is missing"))?;
+    let opf_path = tags(&container, "rootfile", |e| attr(e, "full-path"))
+        .map_err(|e| bad_xml("META-INF/container.xml", e))?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::corrupt(path, "META-INF/container.xml names no package document"))?;
+    let opf = read_entry(path, &mut zip, &opf_path)?.ok_or_else(|| {
+        Error::corrupt(path, format!("the package document {opf_path} is missing"))
+    })?;
+    let base_dir = opf_path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let documents: Vec<String> = tags(&opf, "item", |e| {
+        let media_type = attr(e, "media-type")?;
+        (media_type == "application/xhtml+xml")
+            .then(|| attr(e, "href"))
+            .flatten()
+    })
+    .map_err(|e| bad_xml(&opf_path, e))?
+    .into_iter()
+    .map(|href| resolve(base_dir, &href))
+    .collect();
+
+    if let Some(encryption) = read_entry(path, &mut zip, "META-INF/encryption.xml")? {
+        let encrypted: HashSet<String> = tags(&encryption, "CipherReference", |e| attr(e, "URI"))
+            .map_err(|e| bad_xml("META-INF/encryption.xml", e))?
+            .into_iter()
+            .map(|uri| resolve("", &uri))
+            .collect();
+        if let Some(doc) = documents.iter().find(|d| encrypted.contains(*d)) {
+            return Err(Error::corrupt(
+                path,
+                format!("the EPUB is encrypted (DRM): {doc} cannot be read"),
+            ));
+        }
+    }
+
+    let mut texts = Vec::with_capacity(documents.len());
+    for doc in &documents {
+        // A manifest item missing from the archive is skipped, not fatal.
+        if let Some(xhtml) = read_entry(path, &mut zip, doc)? {
+            texts.push(html_to_text(&xhtml).1);
+        }
+    }
+    Ok(texts.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hrefs_resolve_against_the_package_folder() {
+        assert_eq!(
+            resolve("OEBPS", "text/ch%201.xhtml#top"),
+            "OEBPS/text/ch 1.xhtml"
+        );
+        assert_eq!(resolve("OEBPS/sub", "../ch.xhtml"), "OEBPS/ch.xhtml");
+        assert_eq!(resolve("", "ch.xhtml"), "ch.xhtml");
+    }
+}
