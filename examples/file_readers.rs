@@ -3,7 +3,7 @@
 //! and what could not be read.
 //!
 //! ```sh
-//! cargo run -p ragloom-examples --example file_readers -- path/to/folder
+//! cargo run -p ragloom-examples --features file-readers --example file_readers -- path/to/folder
 //! ```
 //!
 //! With no argument it reads the file-readers crate's test fixtures, which
@@ -27,7 +27,7 @@ async fn main() -> ExitCode {
     };
     if !folder.is_dir() {
         eprintln!(
-            "{} is not a folder. Usage: cargo run -p ragloom-examples --example file_readers -- <folder>",
+            "{} is not a folder. Usage: cargo run -p ragloom-examples --features file-readers --example file_readers -- <folder>",
             folder.display()
         );
         return ExitCode::from(2);

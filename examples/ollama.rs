@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! ollama pull llama3.2 && ollama pull nomic-embed-text
-//! cargo run -p ragloom-examples --example ollama -- "What did the White Rabbit take out of its waistcoat-pocket?"
+//! cargo run -p ragloom-examples --features ollama --example ollama -- "What did the White Rabbit take out of its waistcoat-pocket?"
 //! ```
 //!
 //! `OLLAMA_HOST` says where the server is (default `127.0.0.1:11434`);

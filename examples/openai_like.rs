@@ -4,7 +4,7 @@
 //! ```sh
 //! # e.g. the llama.cpp server the CI uses:  source .ci/setup/llm-server.sh
 //! OPENAI_API_BASE=http://127.0.0.1:18439/v1 \
-//!   cargo run -p ragloom-examples --example openai_like -- "Who is the White Rabbit?"
+//!   cargo run -p ragloom-examples --features openai --example openai_like -- "Who is the White Rabbit?"
 //! ```
 //!
 //! Configuration, from the environment:
@@ -32,7 +32,7 @@ async fn main() -> ExitCode {
     else {
         eprintln!(
             "OPENAI_API_BASE is not set: point it at an OpenAI-compatible server, e.g.\n  \
-             OPENAI_API_BASE=http://127.0.0.1:8080/v1 cargo run -p ragloom-examples --example openai_like\n\
+             OPENAI_API_BASE=http://127.0.0.1:8080/v1 cargo run -p ragloom-examples --features openai --example openai_like\n\
              (`source .ci/setup/llm-server.sh` starts a local llama.cpp server and exports \
              RAGLOOM_TEST_OPENAI_BASE_URL, which you can use as OPENAI_API_BASE)."
         );

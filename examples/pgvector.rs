@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! export RAGLOOM_PG_URL=postgres://postgres@127.0.0.1:55432/postgres   # .ci/setup/postgres.sh starts one
-//! cargo run -p ragloom-examples --example pgvector -- "Who took a watch out of its waistcoat-pocket?"
+//! cargo run -p ragloom-examples --features postgres --example pgvector -- "Who took a watch out of its waistcoat-pocket?"
 //! ```
 //!
 //! Embeddings come from `HashEmbedding` (word overlap, offline), so no model is

@@ -77,7 +77,7 @@ fn ci() -> Result {
     each_feature_compiles_alone()?;
 
     let mut test = cargo();
-    test.args(["test", "--workspace"]);
+    test.args(["test", "--workspace", "--all-features"]);
     match python_reference() {
         Ok(py) => {
             test.env("RAGLOOM_PYTHON", py);
@@ -90,7 +90,7 @@ fn ci() -> Result {
     run("cargo test --workspace", test)?;
 
     let mut doc = cargo();
-    doc.args(["doc", "--workspace", "--no-deps"])
+    doc.args(["doc", "--workspace", "--no-deps", "--all-features"])
         .env("RUSTDOCFLAGS", "-D warnings");
     run("cargo doc -D warnings", doc)?;
 
