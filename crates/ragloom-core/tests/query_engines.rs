@@ -963,9 +963,9 @@ async fn citation_engine_numbers_sources_and_uses_llamaindex_prompts() {
 /// Over a 1200-token window the numbered sources need several calls: the
 /// first with the citation QA prompt, the rest refining the previous answer
 /// with the citation refine prompt (LlamaIndex's text, including its missing
-/// space after the existing answer). The exact call count depends on the
-/// synthesizer's packing (response padding), recorded from LlamaIndex in
-/// `citation_refine` for the synthesizer tests to match.
+/// space after the existing answer). Compact packing keeps LlamaIndex's
+/// response padding, so the calls are Python's, prompt for prompt
+/// (`citation_refine`, recorded from LlamaIndex 0.14.25).
 #[tokio::test]
 async fn citation_engine_refines_over_a_small_window() {
     let retriever = Arc::new(FixedRetriever {
@@ -984,17 +984,14 @@ async fn citation_engine_refines_over_a_small_window() {
         .unwrap();
     let sent = prompts(&llm);
     let python = py_strings(&PY["citation_refine"]["prompts"]);
-    assert!(
-        sent.len() > 1,
-        "one call cannot hold the sources in 1200 tokens"
-    );
+    assert_eq!(sent.len(), 5, "LlamaIndex makes 5 calls here");
+    assert_eq!(sent.len(), python.len());
+    for (i, (got, want)) in sent.iter().zip(&python).enumerate() {
+        assert_eq!(got, want, "call {} differs from LlamaIndex's", i + 1);
+    }
     assert_eq!(
         response.to_string(),
-        format!("Answer {0} [{0}].", sent.len())
-    );
-    assert_eq!(
-        sent[0].split("------").next(),
-        python[0].split("------").next()
+        PY["citation_refine"]["response"].as_str().unwrap()
     );
     assert!(sent[0].contains("------\nfile_name: alice29.txt\n\nSource 1:\n"));
     for (i, prompt) in sent.iter().enumerate().skip(1) {
@@ -1002,14 +999,6 @@ async fn citation_engine_refines_over_a_small_window() {
             "Now it's your turn. We have provided an existing answer: Answer {i} [{i}].Below are several numbered sources"
         );
         assert!(prompt.contains(&refine_head), "call {}: {prompt}", i + 1);
-        assert!(prompt.ends_with("Query: Why did Alice follow the rabbit?\nAnswer: "));
-    }
-    let all = sent.concat();
-    for n in 1..=3 {
-        assert!(
-            all.contains(&format!("Source {n}:\n")),
-            "source {n} never shown"
-        );
     }
 }
 
