@@ -1,7 +1,7 @@
 //! One node type for every kind LlamaIndex distinguishes (`TextNode`,
 //! `Document`, `IndexNode`), with LlamaIndex's rendering and hash formulas.
 
-use super::pyrepr::{py_repr, py_str, py_strip};
+use super::pyrepr::{py_repr_object, py_str, py_strip};
 use crate::utils::format_named;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -391,7 +391,7 @@ impl Node {
             }
             _ => {
                 let mut identity = self.text.clone();
-                identity.push_str(&py_repr(&Value::Object(self.metadata.clone())));
+                identity.push_str(&py_repr_object(&self.metadata));
                 sha256_hex(&identity)
             }
         }

@@ -19,6 +19,26 @@ pub fn py_repr(value: &Value) -> String {
     out
 }
 
+/// Python's `repr(dict)` of a JSON object, without wrapping it in a `Value`.
+pub fn py_repr_object(map: &serde_json::Map<String, Value>) -> String {
+    let mut out = String::new();
+    write_object_repr(&mut out, map);
+    out
+}
+
+fn write_object_repr(out: &mut String, map: &serde_json::Map<String, Value>) {
+    out.push('{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_str_repr(out, k);
+        out.push_str(": ");
+        write_repr(out, v);
+    }
+    out.push('}');
+}
+
 fn write_repr(out: &mut String, value: &Value) {
     match value {
         Value::Null => out.push_str("None"),
@@ -36,18 +56,7 @@ fn write_repr(out: &mut String, value: &Value) {
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_str_repr(out, k);
-                out.push_str(": ");
-                write_repr(out, v);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => write_object_repr(out, map),
     }
 }
 

@@ -181,6 +181,25 @@ impl VectorStoreIndex {
     }
 
     /// A copy of the index struct.
+    /// Maps vector-store ids to node ids under the read lock, without copying
+    /// the index struct (this runs on every query).
+    pub(crate) fn node_ids_for(&self, vector_ids: &[String]) -> Result<Vec<String>> {
+        let s = self
+            .index_struct
+            .read()
+            .map_err(|_| Error::Other("index lock poisoned".into()))?;
+        vector_ids
+            .iter()
+            .map(|id| {
+                s.nodes_dict.get(id).cloned().ok_or_else(|| {
+                    Error::NotFound(format!(
+                        "node `{id}` returned by the vector store is not in the index"
+                    ))
+                })
+            })
+            .collect()
+    }
+
     pub fn index_struct(&self) -> IndexDict {
         self.index_struct
             .read()
@@ -309,28 +328,27 @@ impl VectorStoreIndex {
                 .with_embeddings(std::mem::replace(&mut nodes, rest))
                 .await?;
             let new_ids = self.vector_store.add(&batch).await?;
-            let mut stored = Vec::new();
-            for (node, new_id) in batch.into_iter().zip(new_ids) {
-                let is_index_node = matches!(node.kind, NodeKind::Index { .. });
-                if keeps_nodes || is_index_node {
+            let mut stored: Vec<Node> = Vec::new();
+            let mut id_pairs: Vec<(String, String)> = Vec::new();
+            for (mut node, new_id) in batch.into_iter().zip(new_ids) {
+                if keeps_nodes || matches!(node.kind, NodeKind::Index { .. }) {
                     // The vector store has the embedding; the docstore keeps the rest.
-                    let mut node = node;
                     node.embedding = None;
-                    stored.push((node, new_id));
+                    id_pairs.push((node.id_.clone(), new_id));
+                    stored.push(node);
                 }
             }
             if !stored.is_empty() {
-                let plain: Vec<Node> = stored.iter().map(|(n, _)| n.clone()).collect();
                 self.storage_context
                     .docstore
-                    .add_documents(&plain, true, true)
+                    .add_documents(&stored, true, true)
                     .await?;
                 let mut s = self
                     .index_struct
                     .write()
                     .map_err(|_| Error::Other("index lock poisoned".into()))?;
-                for (node, new_id) in &stored {
-                    s.add_node(&node.id_, Some(new_id));
+                for (node_id, new_id) in &id_pairs {
+                    s.add_node(node_id, Some(new_id));
                 }
             }
         }

@@ -167,16 +167,7 @@ impl Retriever for VectorIndexRetriever {
                     .collect()
             }
             _ => {
-                let index_struct = self.index.index_struct();
-                let mut ids = Vec::with_capacity(result.ids.len());
-                for id in &result.ids {
-                    let node_id = index_struct.nodes_dict.get(id).ok_or_else(|| {
-                        Error::NotFound(format!(
-                            "node `{id}` returned by the vector store is not in the index"
-                        ))
-                    })?;
-                    ids.push(node_id.clone());
-                }
+                let ids = self.index.node_ids_for(&result.ids)?;
                 docstore.get_nodes(&ids).await?
             }
         };
