@@ -34,6 +34,14 @@ pub mod postgres {
     pub use ragloom_vector_stores_postgres::*;
 }
 
+/// [`qdrant::QdrantVectorStore`] (the `ragloom-vector-stores-qdrant` crate):
+/// Qdrant over gRPC, and with the `qdrant-embedded` feature Qdrant's engine
+/// in-process, in LlamaIndex's payload layout.
+#[cfg(feature = "qdrant")]
+pub mod qdrant {
+    pub use ragloom_vector_stores_qdrant::*;
+}
+
 /// File readers for [`SimpleDirectoryReader`](ragloom_core::readers::SimpleDirectoryReader):
 /// PDF, DOCX, CSV, JSON, Markdown, HTML and EPUB (crate `ragloom-readers-file`,
 /// LlamaIndex's `llama-index-readers-file`). `SimpleDirectoryReaderExt` registers

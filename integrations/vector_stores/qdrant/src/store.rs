@@ -1,0 +1,597 @@
+//! `QdrantVectorStore`: one type over a remote Qdrant (gRPC) or Qdrant's
+//! engine embedded in-process, with LlamaIndex's payload layout.
+
+use crate::backend::{Backend, Hit, Point};
+use crate::filters::{self, Plan};
+use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::schema::{Metadata, Node};
+use ragloom_core::vector_stores::utils::{NODE_CONTENT_KEY, NODE_TYPE_KEY};
+use ragloom_core::vector_stores::{
+    MetadataFilters, VectorStore, VectorStoreQuery, VectorStoreQueryMode, VectorStoreQueryResult,
+    metadata_dict_to_node, node_to_metadata_dict,
+};
+use serde_json::Value;
+use std::fmt;
+use std::path::PathBuf;
+use tokio::sync::Mutex;
+use tracing::Instrument;
+
+/// The provider name in [`Error::Provider`].
+pub const PROVIDER: &str = "qdrant";
+/// The dense vector name LlamaIndex uses in hybrid collections (`text-dense`).
+pub const DEFAULT_DENSE_VECTOR_NAME: &str = "text-dense";
+/// Points per upsert request (LlamaIndex's `batch_size`).
+pub const DEFAULT_BATCH_SIZE: usize = 64;
+/// The payload key holding the source document id that LlamaIndex filters and deletes on.
+pub const DOCUMENT_ID_KEY: &str = "doc_id";
+
+/// How Qdrant compares vectors (the collection's `distance`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Distance {
+    /// Cosine similarity (LlamaIndex's default); higher is nearer.
+    #[default]
+    Cosine,
+    /// Dot product; higher is nearer.
+    Dot,
+    /// Euclidean distance; lower is nearer (Qdrant returns the distance as the score).
+    Euclid,
+    /// Manhattan distance; lower is nearer.
+    Manhattan,
+}
+
+/// Where the points live.
+#[derive(Clone)]
+pub(crate) enum Target {
+    Remote {
+        url: String,
+        api_key: Option<String>,
+    },
+    #[cfg_attr(not(feature = "qdrant-embedded"), allow(dead_code))]
+    Embedded { path: PathBuf },
+}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Remote { url, api_key } => f
+                .debug_struct("Remote")
+                .field("url", url)
+                .field("api_key", &api_key.as_ref().map(|_| "<redacted>"))
+                .finish(),
+            Target::Embedded { path } => f.debug_struct("Embedded").field("path", path).finish(),
+        }
+    }
+}
+
+/// Settings of a [`QdrantVectorStore`]; [`QdrantVectorStore::remote`] or
+/// [`QdrantVectorStore::embedded`] starts one, [`build`](Self::build) ends it.
+#[derive(Clone, Debug)]
+pub struct QdrantVectorStoreBuilder {
+    target: Target,
+    collection_name: String,
+    batch_size: usize,
+    parallel: usize,
+    distance: Distance,
+    dense_vector_name: Option<String>,
+    stores_text: bool,
+    index_doc_id: bool,
+}
+
+impl QdrantVectorStoreBuilder {
+    fn new(target: Target) -> Self {
+        Self {
+            target,
+            collection_name: "ragloom".into(),
+            batch_size: DEFAULT_BATCH_SIZE,
+            parallel: 1,
+            distance: Distance::Cosine,
+            dense_vector_name: None,
+            stores_text: true,
+            index_doc_id: true,
+        }
+    }
+
+    /// The collection (default `"ragloom"`); created on the first `add`
+    /// with the embeddings' dimension when it does not exist.
+    pub fn collection_name(mut self, name: impl Into<String>) -> Self {
+        self.collection_name = name.into();
+        self
+    }
+
+    /// The API key sent to a remote Qdrant (never shown by `Debug`).
+    /// Ignored by the embedded mode.
+    pub fn api_key(mut self, key: impl Into<String>) -> Self {
+        if let Target::Remote { api_key, .. } = &mut self.target {
+            *api_key = Some(key.into());
+        }
+        self
+    }
+
+    /// Points per upsert request (default 64, as LlamaIndex).
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n;
+        self
+    }
+
+    /// Upsert requests in flight at once on a remote Qdrant (default 1, as
+    /// LlamaIndex). The embedded engine writes batches one after another.
+    pub fn parallel(mut self, n: usize) -> Self {
+        self.parallel = n;
+        self
+    }
+
+    /// The distance of a collection this store creates (default cosine).
+    pub fn distance(mut self, distance: Distance) -> Self {
+        self.distance = distance;
+        self
+    }
+
+    /// The name of the dense vector. By default a new collection gets one
+    /// unnamed vector, which is what LlamaIndex creates without hybrid
+    /// search; an existing collection's own layout wins (its unnamed vector,
+    /// or `text-dense` as LlamaIndex's hybrid collections name it).
+    pub fn dense_vector_name(mut self, name: impl Into<String>) -> Self {
+        self.dense_vector_name = Some(name.into());
+        self
+    }
+
+    /// Whether the payload keeps the node's text (default true, as
+    /// LlamaIndex); when false, queries return ids and scores only and the
+    /// text lives in the docstore.
+    pub fn stores_text(mut self, yes: bool) -> Self {
+        self.stores_text = yes;
+        self
+    }
+
+    /// Whether a remote collection this store creates gets a keyword index
+    /// on `doc_id` (default true, as LlamaIndex's `index_doc_id`).
+    pub fn index_doc_id(mut self, yes: bool) -> Self {
+        self.index_doc_id = yes;
+        self
+    }
+
+    /// The store. Nothing is contacted yet: the remote connection is lazy,
+    /// the embedded folder is opened on first use.
+    pub fn build(self) -> Result<QdrantVectorStore> {
+        if self.collection_name.is_empty()
+            || self
+                .collection_name
+                .chars()
+                .any(|c| c == '/' || c == '\\' || c.is_control())
+        {
+            return Err(Error::InvalidInput(format!(
+                "collection_name `{}` must be non-empty, without slashes or control characters",
+                self.collection_name
+            )));
+        }
+        if self.batch_size == 0 || self.parallel == 0 {
+            return Err(Error::InvalidInput(
+                "batch_size and parallel must be at least 1".into(),
+            ));
+        }
+        let backend = Backend::open(&self.target, &self.collection_name)?;
+        Ok(QdrantVectorStore {
+            settings: self,
+            backend,
+            layout: Mutex::new(None),
+        })
+    }
+}
+
+/// The collection's dense vector, once known.
+#[derive(Clone, Debug)]
+struct Layout {
+    /// `""` for the unnamed vector.
+    vector_name: String,
+}
+
+/// LlamaIndex's `QdrantVectorStore`: nodes as Qdrant points whose id is the
+/// node id (a UUID) and whose payload is `node_to_metadata_dict(node)`, so
+/// Python LlamaIndex and ragloom share collections.
+///
+/// The same type runs against a Qdrant server over gRPC
+/// ([`remote`](Self::remote)) or, with the `qdrant-embedded` feature,
+/// against Qdrant's engine in-process persisted in a folder
+/// ([`embedded`](Self::embedded)); moving from one to the other is the
+/// constructor call alone.
+pub struct QdrantVectorStore {
+    settings: QdrantVectorStoreBuilder,
+    backend: Backend,
+    layout: Mutex<Option<Layout>>,
+}
+
+impl fmt::Debug for QdrantVectorStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QdrantVectorStore")
+            .field("target", &self.settings.target)
+            .field("collection_name", &self.settings.collection_name)
+            .field("batch_size", &self.settings.batch_size)
+            .field("parallel", &self.settings.parallel)
+            .field("stores_text", &self.settings.stores_text)
+            .finish_non_exhaustive()
+    }
+}
+
+impl QdrantVectorStore {
+    /// A store on the Qdrant server at `url` (its gRPC port, e.g.
+    /// `http://localhost:6334`).
+    pub fn remote(url: impl Into<String>) -> QdrantVectorStoreBuilder {
+        QdrantVectorStoreBuilder::new(Target::Remote {
+            url: url.into(),
+            api_key: None,
+        })
+    }
+
+    /// A store on Qdrant's engine in this process, persisted under `path`
+    /// (one sub-folder per collection). Needs the `qdrant-embedded` feature.
+    #[cfg(feature = "qdrant-embedded")]
+    pub fn embedded(path: impl Into<PathBuf>) -> QdrantVectorStoreBuilder {
+        QdrantVectorStoreBuilder::new(Target::Embedded { path: path.into() })
+    }
+
+    /// The collection's name.
+    pub fn collection_name(&self) -> &str {
+        &self.settings.collection_name
+    }
+
+    /// Whether the collection exists.
+    pub async fn collection_exists(&self) -> Result<bool> {
+        Ok(self.layout(None).await?.is_some())
+    }
+
+    /// The collection's layout; with `create_dim`, a missing collection is created.
+    async fn layout(&self, create_dim: Option<usize>) -> Result<Option<Layout>> {
+        let mut guard = self.layout.lock().await;
+        if let Some(layout) = guard.as_ref() {
+            return Ok(Some(layout.clone()));
+        }
+        let layout = match self.backend.vector_names().await? {
+            Some(names) => Layout {
+                vector_name: self.choose_vector(&names)?,
+            },
+            None => {
+                let Some(dim) = create_dim else {
+                    return Ok(None);
+                };
+                let vector_name = self.settings.dense_vector_name.clone().unwrap_or_default();
+                self.backend
+                    .create(
+                        &vector_name,
+                        dim,
+                        self.settings.distance,
+                        self.settings.index_doc_id,
+                    )
+                    .await?;
+                Layout { vector_name }
+            }
+        };
+        *guard = Some(layout.clone());
+        Ok(Some(layout))
+    }
+
+    /// As LlamaIndex's `_detect_vector_format`: an unnamed vector wins.
+    fn choose_vector(&self, names: &[String]) -> Result<String> {
+        if names.iter().any(String::is_empty) {
+            return Ok(String::new());
+        }
+        let wanted = self
+            .settings
+            .dense_vector_name
+            .as_deref()
+            .unwrap_or(DEFAULT_DENSE_VECTOR_NAME);
+        if names.iter().any(|n| n == wanted) {
+            return Ok(wanted.to_string());
+        }
+        if self.settings.dense_vector_name.is_none() && names.len() == 1 {
+            return Ok(names[0].clone());
+        }
+        Err(Error::InvalidInput(format!(
+            "Qdrant collection `{}` has no dense vector `{wanted}` (it has {names:?}); set dense_vector_name",
+            self.settings.collection_name
+        )))
+    }
+
+    fn point(&self, node: &Node, dim: usize) -> Result<Point> {
+        let id = point_id(&node.id_)?;
+        let vector = node
+            .embedding
+            .clone()
+            .ok_or_else(|| Error::InvalidInput(format!("node `{}` has no embedding", node.id_)))?;
+        if vector.len() != dim {
+            return Err(Error::InvalidInput(format!(
+                "node `{}` has an embedding of dimension {}, the batch has {dim}",
+                node.id_,
+                vector.len()
+            )));
+        }
+        let payload = node_to_metadata_dict(node, !self.settings.stores_text, false)?;
+        Ok(Point {
+            id,
+            vector,
+            payload,
+        })
+    }
+
+    /// Nodes for `hits`, as LlamaIndex's `parse_to_query_result`.
+    fn to_result(&self, hits: Vec<Hit>) -> VectorStoreQueryResult {
+        let mut nodes = Vec::with_capacity(hits.len());
+        let mut similarities = Vec::with_capacity(hits.len());
+        let mut ids = Vec::with_capacity(hits.len());
+        for hit in hits {
+            similarities.push(hit.score);
+            ids.push(hit.id.clone());
+            nodes.push(payload_to_node(&hit.id, &hit.payload));
+        }
+        VectorStoreQueryResult {
+            nodes: self.settings.stores_text.then_some(nodes),
+            similarities,
+            ids,
+        }
+    }
+
+    /// Nodes matching `filters` (all nodes when `None`), up to `limit`.
+    pub async fn get_nodes_filtered(
+        &self,
+        filters: Option<&MetadataFilters>,
+        limit: usize,
+    ) -> Result<Vec<Node>> {
+        if self.layout(None).await?.is_none() {
+            return Ok(Vec::new());
+        }
+        let plan = filters::plan(filters, None, None)?;
+        let hits = self.backend.scroll(&plan, limit).await?;
+        Ok(hits
+            .iter()
+            .map(|h| payload_to_node(&h.id, &h.payload))
+            .collect())
+    }
+}
+
+/// A node id as a Qdrant point id: Qdrant takes UUIDs (or integers) only.
+fn point_id(node_id: &str) -> Result<String> {
+    uuid::Uuid::parse_str(node_id)
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| {
+            Error::InvalidInput(format!(
+                "node id `{node_id}` is not a UUID; Qdrant point ids are UUIDs (as LlamaIndex's node ids)"
+            ))
+        })
+}
+
+/// The node a payload holds, or, for payloads without `_node_content`
+/// (written by very old LlamaIndex versions or by hand), a text node with
+/// the payload's `text` and the rest as metadata.
+pub(crate) fn payload_to_node(point_id: &str, payload: &Metadata) -> Node {
+    match metadata_dict_to_node(payload, None) {
+        Ok(node) => node,
+        Err(_) => {
+            let text = payload.get("text").and_then(Value::as_str).unwrap_or("");
+            let metadata: Metadata = payload
+                .iter()
+                .filter(|(k, _)| {
+                    !matches!(
+                        k.as_str(),
+                        "text"
+                            | NODE_CONTENT_KEY
+                            | NODE_TYPE_KEY
+                            | "document_id"
+                            | "doc_id"
+                            | "ref_doc_id"
+                    )
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Node::text_node(text)
+                .with_id(point_id)
+                .with_metadata_map(metadata)
+        }
+    }
+}
+
+#[async_trait]
+impl VectorStore for QdrantVectorStore {
+    fn stores_text(&self) -> bool {
+        self.settings.stores_text
+    }
+
+    /// Upserts the nodes in batches of `batch_size` (`parallel` requests at
+    /// once on a remote server); a node id already stored is replaced.
+    async fn add(&self, nodes: &[Node]) -> Result<Vec<String>> {
+        let Some(first) = nodes.first() else {
+            return Ok(Vec::new());
+        };
+        let dim =
+            first.embedding.as_ref().map(Vec::len).ok_or_else(|| {
+                Error::InvalidInput(format!("node `{}` has no embedding", first.id_))
+            })?;
+        let points = nodes
+            .iter()
+            .map(|n| self.point(n, dim))
+            .collect::<Result<Vec<_>>>()?;
+        let span = tracing::debug_span!(
+            "qdrant.add",
+            collection = %self.settings.collection_name,
+            nodes = nodes.len()
+        );
+        async {
+            let layout = self
+                .layout(Some(dim))
+                .await?
+                .ok_or_else(|| Error::NotFound("Qdrant collection".into()))?;
+            self.backend
+                .upsert(
+                    &layout.vector_name,
+                    points,
+                    self.settings.batch_size,
+                    self.settings.parallel,
+                )
+                .await
+        }
+        .instrument(span)
+        .await?;
+        Ok(nodes.iter().map(|n| n.id_.clone()).collect())
+    }
+
+    /// Deletes every node whose `doc_id` payload is `ref_doc_id`.
+    async fn delete(&self, ref_doc_id: &str) -> Result<()> {
+        if self.layout(None).await?.is_none() {
+            return Ok(());
+        }
+        let plan = Plan {
+            must: vec![filters::Cond::Keyword(
+                DOCUMENT_ID_KEY.into(),
+                ref_doc_id.into(),
+            )],
+            ..Plan::default()
+        };
+        self.backend.delete(&plan).await
+    }
+
+    /// Deletes the nodes with these ids that also match `filters`.
+    async fn delete_nodes(
+        &self,
+        node_ids: &[String],
+        filters: Option<&MetadataFilters>,
+    ) -> Result<()> {
+        if node_ids.is_empty() && filters.is_none_or(MetadataFilters::is_empty) {
+            return Ok(());
+        }
+        if self.layout(None).await?.is_none() {
+            return Ok(());
+        }
+        let ids = if node_ids.is_empty() {
+            None
+        } else {
+            Some(
+                node_ids
+                    .iter()
+                    .map(|id| point_id(id))
+                    .collect::<Result<Vec<_>>>()?,
+            )
+        };
+        let plan = filters::plan(filters, None, ids)?;
+        self.backend.delete(&plan).await
+    }
+
+    async fn query(&self, query: &VectorStoreQuery) -> Result<VectorStoreQueryResult> {
+        if query.mode != VectorStoreQueryMode::Default {
+            return Err(Error::Unsupported(format!(
+                "QdrantVectorStore supports dense queries only, not `{}` mode",
+                query.mode.as_str()
+            )));
+        }
+        let embedding = query
+            .query_embedding
+            .as_ref()
+            .ok_or_else(|| Error::InvalidInput("a Qdrant query needs a query_embedding".into()))?;
+        let point_ids = match &query.node_ids {
+            Some(ids) if !ids.is_empty() => Some(
+                ids.iter()
+                    .map(|id| point_id(id))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            _ => None,
+        };
+        let doc_ids = query.doc_ids.as_deref().filter(|ids| !ids.is_empty());
+        let plan = filters::plan(query.filters.as_ref(), doc_ids, point_ids)?;
+        let Some(layout) = self.layout(None).await? else {
+            return Ok(VectorStoreQueryResult::default());
+        };
+        let span = tracing::debug_span!(
+            "qdrant.query",
+            collection = %self.settings.collection_name,
+            top_k = query.similarity_top_k
+        );
+        let hits = self
+            .backend
+            .search(
+                &layout.vector_name,
+                embedding.clone(),
+                query.similarity_top_k,
+                &plan,
+            )
+            .instrument(span)
+            .await?;
+        Ok(self.to_result(hits))
+    }
+
+    async fn get_nodes(&self, node_ids: &[String]) -> Result<Vec<Node>> {
+        if node_ids.is_empty() || self.layout(None).await?.is_none() {
+            return Ok(Vec::new());
+        }
+        let ids = node_ids
+            .iter()
+            .map(|id| point_id(id))
+            .collect::<Result<Vec<_>>>()?;
+        let hits = self.backend.retrieve(&ids).await?;
+        Ok(hits
+            .iter()
+            .map(|h| payload_to_node(&h.id, &h.payload))
+            .collect())
+    }
+
+    /// Deletes the collection, as LlamaIndex's `clear`; the next `add` creates it again.
+    async fn clear(&self) -> Result<()> {
+        let mut guard = self.layout.lock().await;
+        self.backend.drop_collection().await?;
+        *guard = None;
+        Ok(())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_the_api_key() {
+        let builder = QdrantVectorStore::remote("http://db.example:6334")
+            .api_key("s3cr3t-key")
+            .collection_name("essays");
+        let text = format!("{builder:?}");
+        assert!(text.contains("db.example:6334"), "{text}");
+        assert!(!text.contains("s3cr3t-key"), "{text}");
+        let store = builder.build().unwrap();
+        let text = format!("{store:?}");
+        assert!(text.contains("essays"), "{text}");
+        assert!(!text.contains("s3cr3t-key"), "{text}");
+    }
+
+    #[test]
+    fn bad_settings_are_errors() {
+        for b in [
+            QdrantVectorStore::remote("http://h:6334").collection_name(""),
+            QdrantVectorStore::remote("http://h:6334").collection_name("a/b"),
+            QdrantVectorStore::remote("http://h:6334").batch_size(0),
+            QdrantVectorStore::remote("http://h:6334").parallel(0),
+            QdrantVectorStore::remote("not a url"),
+        ] {
+            assert!(b.build().is_err());
+        }
+    }
+
+    #[test]
+    fn point_ids_are_uuids() {
+        assert_eq!(
+            point_id("0A8C6F4E-1C1D-4B7A-8F43-6A3E3C0C9B01").unwrap(),
+            "0a8c6f4e-1c1d-4b7a-8f43-6a3e3c0c9b01"
+        );
+        let err = point_id("node-1").unwrap_err();
+        assert!(err.to_string().contains("node-1"), "{err}");
+    }
+
+    #[test]
+    fn payloads_without_node_content_read_as_text_nodes() {
+        let payload: Metadata = serde_json::from_str(r#"{"text": "hi", "author": "a"}"#).unwrap();
+        let node = payload_to_node("0a8c6f4e-1c1d-4b7a-8f43-6a3e3c0c9b01", &payload);
+        assert_eq!(node.text, "hi");
+        assert_eq!(node.id_, "0a8c6f4e-1c1d-4b7a-8f43-6a3e3c0c9b01");
+        assert_eq!(node.metadata.get("author"), Some(&Value::from("a")));
+        assert!(!node.metadata.contains_key("text"));
+    }
+}
