@@ -287,6 +287,7 @@ fn one_of(f: &MetadataFilter) -> Result<Plan> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -545,6 +545,7 @@ impl VectorStore for QdrantVectorStore {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
