@@ -460,6 +460,43 @@ async fn embedded_store_persists_in_its_folder() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_named_vector_is_detected() {
+    let server = server::start().await;
+    let nodes = python_nodes(&python());
+    let writer = QdrantVectorStore::remote(&server.url)
+        .collection_name("hybrid_like")
+        .dense_vector_name("text-dense")
+        .build()
+        .unwrap();
+    writer.add(&nodes).await.unwrap();
+    assert_eq!(
+        server.state.vector_names("hybrid_like"),
+        vec!["text-dense".to_string()]
+    );
+    // A reader that names no vector finds LlamaIndex's `text-dense`.
+    let reader = QdrantVectorStore::remote(&server.url)
+        .collection_name("hybrid_like")
+        .build()
+        .unwrap();
+    let result = reader
+        .query(&VectorStoreQuery::new(vec![0.0, 0.0, 1.0, 0.0], 1))
+        .await
+        .unwrap();
+    assert_eq!(result.ids, vec![nodes[2].id_.clone()]);
+    // A name the collection lacks is a clear error.
+    let wrong = QdrantVectorStore::remote(&server.url)
+        .collection_name("hybrid_like")
+        .dense_vector_name("other")
+        .build()
+        .unwrap();
+    let err = wrong
+        .query(&VectorStoreQuery::new(vec![1.0; 4], 1))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("other"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unreachable_server_is_a_provider_error() {
     let store = QdrantVectorStore::remote("http://127.0.0.1:9")
         .collection_name("x")
