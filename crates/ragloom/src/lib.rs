@@ -25,6 +25,31 @@ pub use ragloom_core::*;
 ///     "multiply(a: int, b: int) -> int\nMultiply two integers and returns the result integer"
 /// );
 /// ```
+///
+/// ```
+/// use ragloom::tool_spec;
+/// use ragloom::tools::ToolSpec;
+///
+/// #[derive(Clone)]
+/// struct Greeter {
+///     greeting: String,
+/// }
+///
+/// #[tool_spec]
+/// impl Greeter {
+///     /// Greets someone by name.
+///     pub async fn greet(
+///         &self,
+///         /// Who to greet.
+///         name: String,
+///     ) -> String {
+///         format!("{}, {name}!", self.greeting)
+///     }
+/// }
+///
+/// let tools = Greeter { greeting: "Hello".into() }.to_tool_list();
+/// assert_eq!(tools[0].metadata().description, "greet(name: str) -> str\nGreets someone by name.");
+/// ```
 pub use ragloom_macros::{tool, tool_spec};
 
 /// Models served by [Ollama](https://ollama.com) (feature `ollama`): the

@@ -131,7 +131,7 @@ impl ToolSpec for LoadAndSearchToolSpec {
 /// The wrapped tool's raw output as documents, as LlamaIndex converts it:
 /// a list gives one document per item, a string one document, a serialised
 /// document itself, anything else its Python `str()`.
-fn output_to_documents(raw: &Value) -> Vec<Document> {
+pub(crate) fn output_to_documents(raw: &Value) -> Vec<Document> {
     let one = |item: &Value| -> Document {
         match item {
             Value::String(s) => Document::document(s.clone()),

@@ -11,7 +11,7 @@ pub mod types;
 
 pub use function_tool::{FunctionTool, Json, ToolReturn};
 pub use load_and_search::LoadAndSearchToolSpec;
-pub use ondemand_loader::{FnLoader, LoadArgsReader, OnDemandLoaderTool, ReaderLoader};
+pub use ondemand_loader::{FnLoader, LoadArgsReader, OnDemandLoaderTool, ReaderLoader, ToolLoader};
 pub use query_engine::{QueryEngineTool, response_to_value, source_nodes_of};
 pub use retriever_tool::RetrieverTool;
 pub use tool_spec::{MaxOutputLen, ToolSpec, WithMetadata};

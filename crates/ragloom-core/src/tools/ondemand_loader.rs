@@ -143,6 +143,47 @@ impl LoadArgsReader for FnLoader {
     }
 }
 
+/// A tool as a loader (LlamaIndex's `OnDemandLoaderTool.from_tool`): the
+/// tool's arguments are the load arguments, and its raw output becomes
+/// documents as [`LoadAndSearchToolSpec`](super::LoadAndSearchToolSpec) converts it.
+/// An error output of the tool is an [`Error::Tool`].
+#[derive(Debug, Clone)]
+pub struct ToolLoader {
+    tool: Arc<dyn Tool>,
+}
+
+impl ToolLoader {
+    /// Loads by calling `tool`.
+    pub fn new(tool: Arc<dyn Tool>) -> Self {
+        Self { tool }
+    }
+}
+
+#[async_trait]
+impl LoadArgsReader for ToolLoader {
+    fn load_args_schema(&self) -> Value {
+        self.tool.metadata().fn_schema.clone()
+    }
+
+    async fn load_data_with(&self, args: Map<String, Value>) -> Result<Vec<Document>> {
+        let output = self.tool.call(Value::Object(args)).await?;
+        if output.is_error {
+            return Err(Error::Tool {
+                tool: self.tool.name().to_owned(),
+                message: output.content,
+            });
+        }
+        Ok(super::load_and_search::output_to_documents(
+            &output.raw_output,
+        ))
+    }
+
+    fn reader_name(&self) -> String {
+        // Python names the tool's class (`FunctionTool`); its name tells a model more.
+        self.tool.name().to_owned()
+    }
+}
+
 /// The last path segment of a type's name (`WikipediaReader`, not `my_crate::WikipediaReader`).
 pub(crate) fn short_type_name<T: ?Sized>() -> String {
     let full = std::any::type_name::<T>();
@@ -191,6 +232,20 @@ impl OnDemandLoaderTool {
         llm: Arc<dyn Llm>,
     ) -> Self {
         Self::from_loader(Arc::new(ReaderLoader::new(reader)), embed_model, llm)
+    }
+
+    /// A tool loading with `tool` (LlamaIndex `from_tool`): its arguments plus
+    /// `query_str`; description `Tool to load data from {tool name}`; `return_direct`
+    /// as the wrapped tool's.
+    pub fn from_tool(
+        tool: Arc<dyn Tool>,
+        embed_model: Arc<dyn Embedding>,
+        llm: Arc<dyn Llm>,
+    ) -> Self {
+        let return_direct = tool.metadata().return_direct;
+        let mut out = Self::from_loader(Arc::new(ToolLoader::new(tool)), embed_model, llm);
+        out.metadata.return_direct = return_direct;
+        out
     }
 
     /// A tool over a loader that takes arguments.
@@ -407,6 +462,45 @@ mod tests {
         assert!(
             out.content
                 .contains("invalid load arguments for `WikiReader`"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn from_tool_loads_with_the_tool() {
+        use crate::tools::FunctionTool;
+        let fetch = FunctionTool::from_fn("fetch", None, |p: Pages| {
+            p.pages
+                .iter()
+                .map(|p| format!("{p} has a famous cathedral."))
+                .collect::<Vec<_>>()
+        });
+        let tool = OnDemandLoaderTool::from_tool(
+            Arc::new(fetch),
+            Arc::new(HashEmbedding::new(64)),
+            Arc::new(MockLlm::new()),
+        );
+        assert_eq!(tool.metadata().description, "Tool to load data from fetch");
+        assert_eq!(
+            tool.metadata().fn_schema["required"],
+            json!(["pages", "query_str"])
+        );
+        let out = tool
+            .call(json!({"pages": ["Chartres"], "query_str": "What is famous?"}))
+            .await
+            .unwrap();
+        assert!(
+            out.content.contains("Chartres has a famous cathedral."),
+            "{}",
+            out.content
+        );
+        let out = tool
+            .call(json!({"pages": 1, "query_str": "q"}))
+            .await
+            .unwrap();
+        assert!(
+            out.is_error && out.content.contains("`pages`"),
             "{}",
             out.content
         );
