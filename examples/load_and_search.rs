@@ -61,7 +61,10 @@ async fn main() -> Result<()> {
     );
     for source in source_nodes_of(&answer) {
         let passage: String = source.node.get_text().chars().take(300).collect();
-        println!("\n[score {:.3}] {passage}...", source.score.unwrap_or_default());
+        println!(
+            "\n[score {:.3}] {passage}...",
+            source.score.unwrap_or_default()
+        );
     }
     Ok(())
 }
