@@ -511,3 +511,148 @@ fn expand_tool_spec(attr: TokenStream2, item: TokenStream2) -> syn::Result<Token
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool_error(attr: TokenStream2, item: TokenStream2) -> String {
+        match expand_tool(attr, item) {
+            Ok(ts) => panic!("expected an error, got {ts}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn spec_error(attr: TokenStream2, item: TokenStream2) -> String {
+        match expand_tool_spec(attr, item) {
+            Ok(ts) => panic!("expected an error, got {ts}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn misuse_gets_clear_compile_errors() {
+        let cases = [
+            (
+                tool_error(
+                    quote!(),
+                    quote!(
+                        fn f<T>(x: T) {}
+                    ),
+                ),
+                "cannot be generic",
+            ),
+            (
+                tool_error(
+                    quote!(),
+                    quote!(
+                        fn f(x: impl Clone) {}
+                    ),
+                ),
+                "not `impl Trait`",
+            ),
+            (
+                tool_error(
+                    quote!(),
+                    quote!(
+                        fn f(x: &mut String) {}
+                    ),
+                ),
+                "cannot be `&mut`",
+            ),
+            (
+                tool_error(
+                    quote!(),
+                    quote!(
+                        fn f((a, b): (i32, i32)) {}
+                    ),
+                ),
+                "plain names",
+            ),
+            (
+                tool_error(
+                    quote!(),
+                    quote!(
+                        fn f(&self) {}
+                    ),
+                ),
+                "`#[tool_spec]`",
+            ),
+            (
+                tool_error(
+                    quote!(colour = "red"),
+                    quote!(
+                        fn f() {}
+                    ),
+                ),
+                "unknown option",
+            ),
+            (
+                spec_error(quote!(), quote!(impl S { pub fn f(&mut self) {} })),
+                "take `&self`",
+            ),
+            (
+                spec_error(
+                    quote!(functions = ["g"]),
+                    quote!(impl S { pub fn f(&self) {} }),
+                ),
+                "`g`",
+            ),
+            (
+                spec_error(
+                    quote!(),
+                    quote!(
+                        impl<T> S<T> {
+                            pub fn f(&self) {}
+                        }
+                    ),
+                ),
+                "non-generic",
+            ),
+        ];
+        for (message, expected) in cases {
+            assert!(message.contains(expected), "{message:?} lacks {expected:?}");
+        }
+    }
+
+    #[test]
+    fn python_names_of_rust_types() {
+        let name =
+            |ty: TokenStream2| python_type(&syn::parse2(ty).unwrap_or_else(|e| panic!("{e}")));
+        assert_eq!(name(quote!(u8)), "int");
+        assert_eq!(name(quote!(&str)), "str");
+        assert_eq!(name(quote!(Option<Vec<f32>>)), "Optional[List[float]]");
+        assert_eq!(
+            name(quote!(std::collections::HashMap<String, bool>)),
+            "Dict[str, bool]"
+        );
+        assert_eq!(name(quote!(Result<Json<Weather>, String>)), "Weather");
+        assert_eq!(name(quote!(&[u64])), "List[int]");
+        assert_eq!(name(quote!(())), "None");
+    }
+
+    #[test]
+    fn parameter_doc_comments_are_stripped_from_the_function() {
+        let out = expand_tool(
+            quote!(crate = ::ragloom_core),
+            quote! {
+                /// Doc.
+                fn f(
+                    /// The x.
+                    #[serde(default)]
+                    x: i64,
+                ) -> i64 { x }
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_string();
+        // The function keeps no attribute on `x`; the field gets both.
+        assert!(out.contains("fn f (x : i64 ,)"), "{out}");
+        assert!(out.contains("# [doc = \"The x.\"] # [serde"), "{out}");
+        assert!(out.contains("# [serde (default)] x : i64"), "{out}");
+        assert!(
+            out.contains("fn f_tool () -> :: ragloom_core :: tools :: FunctionTool"),
+            "{out}"
+        );
+    }
+}
