@@ -6,6 +6,52 @@
 
 pub use ragloom_core::*;
 
+/// `#[tool]` and `#[tool_spec]` (crate `ragloom-macros`): a function or an
+/// `impl` block as tools a model can call, described by their doc comments.
+///
+/// ```
+/// use ragloom::tool;
+///
+/// /// Multiply two integers and returns the result integer
+/// #[tool]
+/// fn multiply(a: i64, b: i64) -> i64 {
+///     a * b
+/// }
+///
+/// use ragloom::tools::Tool;
+/// let tool = multiply_tool();
+/// assert_eq!(
+///     tool.metadata().description,
+///     "multiply(a: int, b: int) -> int\nMultiply two integers and returns the result integer"
+/// );
+/// ```
+///
+/// ```
+/// use ragloom::tool_spec;
+/// use ragloom::tools::ToolSpec;
+///
+/// #[derive(Clone)]
+/// struct Greeter {
+///     greeting: String,
+/// }
+///
+/// #[tool_spec]
+/// impl Greeter {
+///     /// Greets someone by name.
+///     pub async fn greet(
+///         &self,
+///         /// Who to greet.
+///         name: String,
+///     ) -> String {
+///         format!("{}, {name}!", self.greeting)
+///     }
+/// }
+///
+/// let tools = Greeter { greeting: "Hello".into() }.to_tool_list();
+/// assert_eq!(tools[0].metadata().description, "greet(name: str) -> str\nGreets someone by name.");
+/// ```
+pub use ragloom_macros::{tool, tool_spec};
+
 /// Models served by [Ollama](https://ollama.com) (feature `ollama`): the
 /// [`Ollama`](ragloom_llms_ollama::Ollama) LLM from `ragloom-llms-ollama` and
 /// the [`OllamaEmbedding`](ragloom_embeddings_ollama::OllamaEmbedding) model
@@ -49,4 +95,28 @@ pub mod qdrant {
 #[cfg(feature = "file-readers")]
 pub mod file_readers {
     pub use ragloom_readers_file::*;
+}
+
+/// A SQLite database as agent tools: `list_tables`, `describe_tables` and
+/// `load_data(query)`, read-only by default ([`tools_database::DatabaseToolSpec`],
+/// crate `ragloom-tools-database`, feature `tools-database`).
+#[cfg(feature = "tools-database")]
+pub mod tools_database {
+    pub use ragloom_tools_database::*;
+}
+
+/// HTTP GET and POST tools limited to a base URL and allowed origins
+/// ([`tools_requests::RequestsToolSpec`], crate `ragloom-tools-requests`, feature `tools-requests`).
+#[cfg(feature = "tools-requests")]
+pub mod tools_requests {
+    pub use ragloom_tools_requests::*;
+}
+
+/// A tool running model-written code in a subprocess, **without a sandbox**
+/// ([`tools_code_interpreter::CodeInterpreterToolSpec`], crate
+/// `ragloom-tools-code-interpreter`, feature `tools-code-interpreter`, not in `full`).
+/// Read the crate's warning first.
+#[cfg(feature = "tools-code-interpreter")]
+pub mod tools_code_interpreter {
+    pub use ragloom_tools_code_interpreter::*;
 }
