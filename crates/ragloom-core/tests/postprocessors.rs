@@ -8,10 +8,10 @@ use async_trait::async_trait;
 use ragloom_core::llms::MockLlm;
 use ragloom_core::node_parser::{NodeParser, SentenceWindowNodeParser};
 use ragloom_core::postprocessor::{
-    FixedRecencyPostprocessor, KeywordNodePostprocessor, LLMRerank, LongContextReorder,
-    MetadataReplacementPostProcessor, NodePostprocessor, PrevNextMode, PrevNextNodePostprocessor,
-    SimilarityPostprocessor, TimeWeightedPostprocessor, default_format_node_batch_fn,
-    default_parse_choice_select_answer_fn,
+    AutoPrevNextNodePostprocessor, FixedRecencyPostprocessor, KeywordNodePostprocessor, LLMRerank,
+    LongContextReorder, MetadataReplacementPostProcessor, NodePostprocessor, PrevNextMode,
+    PrevNextNodePostprocessor, SimilarityPostprocessor, TimeWeightedPostprocessor,
+    default_format_node_batch_fn, default_parse_choice_select_answer_fn,
 };
 use ragloom_core::prompts::PromptMixin;
 use ragloom_core::retrievers::Retriever;
@@ -294,6 +294,49 @@ async fn prev_next_matches_python() {
         );
     }
     assert!("sideways".parse::<PrevNextMode>().is_err());
+}
+
+#[tokio::test]
+async fn auto_prev_next_matches_python() {
+    let pn = &PY["prev_next"];
+    let chain = pn["chain"].as_array().unwrap();
+    let store = Arc::new(SimpleDocumentStore::new());
+    let chain_nodes: Vec<Node> = chain.iter().map(|s| nws(s).node).collect();
+    store.add_documents(&chain_nodes, true, true).await.unwrap();
+    let by_id = |id: &str| chain.iter().find(|s| s["id"] == id).unwrap();
+    for case in PY["auto_prev_next"].as_array().unwrap() {
+        let input: Vec<NodeWithScore> = case["retrieved"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let mut n = nws(by_id(r[0].as_str().unwrap()));
+                n.score = r[1].as_f64().map(|s| s as f32);
+                n
+            })
+            .collect();
+        let replies: Vec<String> = case["replies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap().to_string())
+            .collect();
+        let llm = Arc::new(MockLlm::scripted(replies));
+        let p = AutoPrevNextNodePostprocessor::new(store.clone(), llm.clone());
+        let got = p.postprocess_nodes(input, Some(&query())).await.unwrap();
+        assert_same(&got, &case["output"], &format!("{}", case["retrieved"]));
+        let prompts: Vec<String> = llm.requests().iter().map(|r| r.prompt_text()).collect();
+        assert_eq!(json!(prompts), case["prompts"]);
+    }
+    let llm = Arc::new(MockLlm::scripted(["maybe"]));
+    let p = AutoPrevNextNodePostprocessor::new(store.clone(), llm);
+    let one = nws(by_id("c3"));
+    let err = p
+        .postprocess_nodes(vec![one.clone()], Some(&query()))
+        .await
+        .unwrap_err();
+    assert!(matches!(&err, Error::OutputParse(m) if m.contains("maybe")));
+    assert!(p.postprocess_nodes(vec![one], None).await.is_err());
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@
 //! [`TimeWeightedPostprocessor`], [`FixedRecencyPostprocessor`],
 //! [`LongContextReorder`], [`MetadataReplacementPostProcessor`] (with
 //! [`crate::node_parser::SentenceWindowNodeParser`]),
-//! [`PrevNextNodePostprocessor`] and [`LLMRerank`]. Give them to
+//! [`PrevNextNodePostprocessor`], [`AutoPrevNextNodePostprocessor`] and [`LLMRerank`]. Give them to
 //! `query_engine_builder().node_postprocessor(..)`; they run in the order given.
 
 mod fixed_recency;
@@ -28,7 +28,9 @@ pub use llm_rerank::{
 pub use long_context_reorder::LongContextReorder;
 pub use metadata_replacement::MetadataReplacementPostProcessor;
 pub use prev_next::{
-    PrevNextMode, PrevNextNodePostprocessor, get_backward_nodes, get_forward_nodes,
+    AutoPrevNextNodePostprocessor, DEFAULT_INFER_PREV_NEXT_TMPL,
+    DEFAULT_REFINE_INFER_PREV_NEXT_TMPL, PrevNextMode, PrevNextNodePostprocessor,
+    get_backward_nodes, get_forward_nodes,
 };
 pub use similarity::SimilarityPostprocessor;
 pub use time_weighted::TimeWeightedPostprocessor;

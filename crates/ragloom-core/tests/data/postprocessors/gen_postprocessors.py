@@ -40,6 +40,7 @@ from llama_index.core.postprocessor import (
     LLMRerank,
     LongContextReorder,
     MetadataReplacementPostProcessor,
+    AutoPrevNextNodePostprocessor,
     PrevNextNodePostprocessor,
     SimilarityPostprocessor,
     TimeWeightedPostprocessor,
@@ -298,6 +299,25 @@ for case in [
     res = p.postprocess_nodes([nws(s) for s in RR_NODES], QUERY)
     llm_rerank.append({**case, "prompts": list(llm.prompts), "output": out(res)})
 
+auto_prev_next = []
+for retrieved, replies in [
+    ([("c3", 0.9)], ["NEXT"]),
+    ([("c3", 0.9), ("c1", 0.5)], ["Answer: PREVIOUS", "none of them"]),
+    ([("c5", 0.9), ("c2", 0.8)], ["  next \n", "Previous."]),
+]:
+    llm = ScriptedLLM(replies=replies, prompts=[])
+    p = AutoPrevNextNodePostprocessor(docstore=docstore, llm=llm, num_nodes=1)
+    inp = [nws({**by_id[i], "score": s}) for i, s in retrieved]
+    res = p.postprocess_nodes(inp, QUERY)
+    auto_prev_next.append(
+        {
+            "retrieved": [[i, s] for i, s in retrieved],
+            "replies": replies,
+            "prompts": list(llm.prompts),
+            "output": out(res),
+        }
+    )
+
 parse_cases = []
 for answer, n in [
     ("Doc: 9, Relevance: 7\nDoc: 3, Relevance: 4\nDoc: 7, Relevance: 3", 10),
@@ -320,6 +340,7 @@ dump(
         "time_weighted": {"now": NOW, "nodes": TW_NODES, "cases": time_weighted},
         "fixed_recency": recency,
         "prev_next": {"chain": chain_specs, "cases": prev_next},
+        "auto_prev_next": auto_prev_next,
         "metadata_replacement": metadata_replacement,
         "llm_rerank": {"nodes": RR_NODES, "query": QUERY.query_str, "cases": llm_rerank},
         "parse_choice_select": parse_cases,
