@@ -9,6 +9,7 @@ pub mod node_utils;
 pub mod punkt;
 mod punkt_tables;
 mod sentence;
+mod sentence_window;
 pub mod text_utils;
 mod token;
 
@@ -19,6 +20,10 @@ pub use punkt::PunktSentenceTokenizer;
 pub use sentence::{
     CHUNKING_REGEX, ChunkingTokenizerFn, DEFAULT_PARAGRAPH_SEP, SENTENCE_CHUNK_OVERLAP,
     SentenceSplitter,
+};
+pub use sentence_window::{
+    DEFAULT_OG_TEXT_METADATA_KEY, DEFAULT_WINDOW_METADATA_KEY, DEFAULT_WINDOW_SIZE,
+    SentenceWindowNodeParser,
 };
 pub use token::{DEFAULT_METADATA_FORMAT_LEN, TokenTextSplitter};
 

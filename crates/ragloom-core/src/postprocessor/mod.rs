@@ -1,5 +1,39 @@
 //! Node postprocessors: rerank, filter or rewrite retrieved nodes before they
 //! reach the synthesizer, applied in order by query engines.
+//!
+//! Each is LlamaIndex's class of the same name with the same fields and
+//! defaults: [`SimilarityPostprocessor`], [`KeywordNodePostprocessor`],
+//! [`TimeWeightedPostprocessor`], [`FixedRecencyPostprocessor`],
+//! [`LongContextReorder`], [`MetadataReplacementPostProcessor`] (with
+//! [`crate::node_parser::SentenceWindowNodeParser`]),
+//! [`PrevNextNodePostprocessor`], [`AutoPrevNextNodePostprocessor`] and [`LLMRerank`]. Give them to
+//! `query_engine_builder().node_postprocessor(..)`; they run in the order given.
+
+mod fixed_recency;
+mod keyword;
+mod llm_rerank;
+mod long_context_reorder;
+mod metadata_replacement;
+mod prev_next;
+mod similarity;
+mod time_weighted;
+
+pub use fixed_recency::{FixedRecencyPostprocessor, parse_date};
+pub use keyword::{KeywordNodePostprocessor, keyword_tokens};
+pub use llm_rerank::{
+    DEFAULT_CHOICE_SELECT_PROMPT_TMPL, FormatNodeBatchFn, LLMRerank, ParseChoiceSelectAnswerFn,
+    default_choice_select_prompt, default_format_node_batch_fn,
+    default_parse_choice_select_answer_fn,
+};
+pub use long_context_reorder::LongContextReorder;
+pub use metadata_replacement::MetadataReplacementPostProcessor;
+pub use prev_next::{
+    AutoPrevNextNodePostprocessor, DEFAULT_INFER_PREV_NEXT_TMPL,
+    DEFAULT_REFINE_INFER_PREV_NEXT_TMPL, PrevNextMode, PrevNextNodePostprocessor,
+    get_backward_nodes, get_forward_nodes,
+};
+pub use similarity::SimilarityPostprocessor;
+pub use time_weighted::TimeWeightedPostprocessor;
 
 use crate::error::Result;
 use crate::schema::{NodeWithScore, QueryBundle};
@@ -14,37 +48,4 @@ pub trait NodePostprocessor: Send + Sync + std::fmt::Debug {
         nodes: Vec<NodeWithScore>,
         query: Option<&QueryBundle>,
     ) -> Result<Vec<NodeWithScore>>;
-}
-
-/// Drops nodes scoring below a cutoff (LlamaIndex `SimilarityPostprocessor`).
-#[derive(Clone, Debug, Default)]
-pub struct SimilarityPostprocessor {
-    /// Nodes with a score below this are dropped; unscored nodes are kept.
-    pub similarity_cutoff: Option<f32>,
-}
-
-impl SimilarityPostprocessor {
-    /// A postprocessor with the given cutoff.
-    pub fn new(similarity_cutoff: f32) -> Self {
-        Self {
-            similarity_cutoff: Some(similarity_cutoff),
-        }
-    }
-}
-
-#[async_trait]
-impl NodePostprocessor for SimilarityPostprocessor {
-    async fn postprocess_nodes(
-        &self,
-        nodes: Vec<NodeWithScore>,
-        _query: Option<&QueryBundle>,
-    ) -> Result<Vec<NodeWithScore>> {
-        Ok(match self.similarity_cutoff {
-            None => nodes,
-            Some(cut) => nodes
-                .into_iter()
-                .filter(|n| n.score.is_none_or(|s| s >= cut))
-                .collect(),
-        })
-    }
 }
