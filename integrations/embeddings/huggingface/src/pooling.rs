@@ -246,7 +246,7 @@ impl Pooling {
                     let div = total.max(1e-9);
                     out.extend(acc.into_iter().map(|a| a / div));
                 }
-                PoolingMode::LastToken => match rows().last() {
+                PoolingMode::LastToken => match rows().next_back() {
                     Some((_, row)) => out.extend_from_slice(row),
                     None => out.extend(std::iter::repeat_n(0.0, hidden)),
                 },

@@ -164,7 +164,10 @@ async fn max_length_override_cuts_long_texts() {
         .build()
         .unwrap();
     // [CLS] the cat [SEP]: everything after "cat" is cut.
-    let a = short.embed_texts(&[long.clone()]).await.unwrap();
+    let a = short
+        .embed_texts(std::slice::from_ref(&long))
+        .await
+        .unwrap();
     let b = short.embed_texts(&["the cat".to_owned()]).await.unwrap();
     assert_close(&a[0], &b[0], 1e-5, "cut at 4 tokens");
     let full = HuggingFaceEmbedding::from_folder(data().join("tiny_bert")).unwrap();
