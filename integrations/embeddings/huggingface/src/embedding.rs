@@ -460,6 +460,17 @@ impl Inner {
             }
             let hidden = self.forward(ids, types, &mask, n, seq)?;
             let width = seq * self.hidden_size;
+            if hidden.len() != n * width {
+                return Err(Error::Provider {
+                    provider: PROVIDER.to_owned(),
+                    message: format!(
+                        "the model returned {} values for {n} text(s) of {seq} tokens, expected {n} x {seq} x {}",
+                        hidden.len(),
+                        self.hidden_size
+                    ),
+                    source: None,
+                });
+            }
             for (row, &i) in chunk.iter().enumerate() {
                 let tokens = &hidden[row * width..(row + 1) * width];
                 let mut row_mask = mask[row * seq..(row + 1) * seq].to_vec();
