@@ -194,7 +194,16 @@ fn each_feature_compiles_alone() -> Result {
 
 fn bench(extra: &[String]) -> Result {
     let mut b = cargo();
-    b.args(["bench", "-p", "ragloom-core", "--"]).args(extra);
+    // Each crate with criterion benches is listed here.
+    b.args([
+        "bench",
+        "-p",
+        "ragloom-core",
+        "-p",
+        "ragloom-embeddings-huggingface",
+        "--",
+    ])
+    .args(extra);
     run("cargo bench", b)
 }
 

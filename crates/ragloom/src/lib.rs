@@ -88,6 +88,15 @@ pub mod qdrant {
     pub use ragloom_vector_stores_qdrant::*;
 }
 
+/// Local sentence-transformers embeddings (feature `huggingface`):
+/// [`HuggingFaceEmbedding`](ragloom_embeddings_huggingface::HuggingFaceEmbedding)
+/// from `ragloom-embeddings-huggingface` runs BERT-family models from a model
+/// folder in-process on the CPU with candle, with the folder's pooling and normalisation.
+#[cfg(feature = "huggingface")]
+pub mod huggingface {
+    pub use ragloom_embeddings_huggingface::*;
+}
+
 /// File readers for [`SimpleDirectoryReader`](ragloom_core::readers::SimpleDirectoryReader):
 /// PDF, DOCX, CSV, JSON, Markdown, HTML and EPUB (crate `ragloom-readers-file`,
 /// LlamaIndex's `llama-index-readers-file`). `SimpleDirectoryReaderExt` registers
