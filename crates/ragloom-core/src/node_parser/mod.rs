@@ -5,6 +5,8 @@
 //! into nodes (splitting, then offsets, metadata and relationships via
 //! [`node_utils`]). Both splitters also are [`crate::TransformComponent`]s.
 
+#[cfg(feature = "code-splitter")]
+mod code;
 mod markdown;
 pub mod node_utils;
 pub mod punkt;
@@ -13,6 +15,8 @@ mod sentence;
 pub mod text_utils;
 mod token;
 
+#[cfg(feature = "code-splitter")]
+pub use code::{CodeLanguage, CodeSplitter, DEFAULT_MAX_CHARS};
 pub use markdown::MarkdownNodeParser;
 pub use node_utils::{
     build_nodes_from_splits, default_id_func, metadata_str_for_splitting, postprocess_parsed_nodes,
