@@ -451,13 +451,20 @@ impl IngestionPipeline {
             }
         }
         if let Some(vs) = &self.vector_store {
-            let embedded: Vec<Node> = nodes
-                .iter()
-                .filter(|n| n.embedding.is_some())
-                .cloned()
-                .collect();
-            if !embedded.is_empty() {
-                vs.add(&embedded).await?;
+            // Usually every node is embedded: hand them over without a copy.
+            if nodes.iter().all(|n| n.embedding.is_some()) {
+                if !nodes.is_empty() {
+                    vs.add(nodes).await?;
+                }
+            } else {
+                let embedded: Vec<Node> = nodes
+                    .iter()
+                    .filter(|n| n.embedding.is_some())
+                    .cloned()
+                    .collect();
+                if !embedded.is_empty() {
+                    vs.add(&embedded).await?;
+                }
             }
         }
         if let Some(docstore) = &self.docstore {
