@@ -639,3 +639,42 @@ async fn a_pipeline_persisted_by_python_loads_and_agrees() {
     let out = pipeline.run_with_stats(changed).await.unwrap();
     assert_eq!((out.stats.replaced, out.stats.skipped), (1, 1));
 }
+
+#[tokio::test]
+async fn upserts_and_delete_with_pre_split_nodes_deletes_documents_not_chunks() {
+    let small = || SentenceSplitter::new().chunk_size(20).chunk_overlap(0);
+    let all = small().get_nodes_from_documents(&docs()).unwrap();
+    let docstore = Arc::new(SimpleDocumentStore::new());
+    let vector_store = Arc::new(SimpleVectorStore::new());
+    let pipeline = IngestionPipeline::new(vec![])
+        .embedding(CountingEmbedding::new())
+        .docstore(docstore.clone())
+        .vector_store(vector_store.clone())
+        .docstore_strategy(DocstoreStrategy::UpsertsAndDelete);
+    pipeline.run(all.clone()).await.unwrap();
+    assert_eq!(vector_store.len(), all.len());
+
+    // Alice's chunks are gone from the input: Alice goes, the others' chunks stay.
+    let rest: Vec<Node> = all
+        .iter()
+        .filter(|n| n.ref_doc_id() != Some("alice.txt"))
+        .cloned()
+        .collect();
+    let out = pipeline.run_with_stats(rest.clone()).await.unwrap();
+    assert_eq!((out.stats.deleted, out.stats.skipped), (1, 2));
+    assert_eq!(vector_store.len(), rest.len());
+    assert!(
+        docstore
+            .get_ref_doc_info("alice.txt")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        docstore
+            .get_ref_doc_info("rabbit.txt")
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
