@@ -24,6 +24,7 @@ pub mod chat_engine;
 pub mod data_structs;
 pub mod embeddings;
 pub mod error;
+pub mod extractors;
 pub mod indices;
 pub mod ingestion;
 pub mod llms;
@@ -39,6 +40,7 @@ pub mod response_synthesizers;
 pub mod retrievers;
 pub mod schema;
 pub mod selectors;
+pub mod settings;
 pub mod storage;
 pub mod tokenizer;
 pub mod tools;
@@ -50,12 +52,16 @@ pub use callbacks::TokenCountingHandler;
 pub use chat_engine::{AgentChatResponse, ChatEngine, ChatMode, StreamingAgentChatResponse};
 pub use data_structs::IndexStruct;
 pub use error::{Error, Result};
+pub use ingestion::{DocstoreStrategy, IngestionCache, IngestionPipeline};
 pub use llms::{
     ChatMessage, ChatResponse, CompletionResponse, Llm, LlmMetadata, MessageRole, MockLlm,
 };
 pub use memory::{BaseMemory, ChatMemoryBuffer};
-pub use node_parser::{NodeParser, SentenceSplitter, TextSplitter, TokenTextSplitter};
+pub use node_parser::{
+    MarkdownNodeParser, NodeParser, SentenceSplitter, TextSplitter, TokenTextSplitter,
+};
 pub use schema::*;
+pub use settings::Settings;
 pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
 pub use tools::{FunctionTool, Tool, ToolMetadata, ToolOutput};
 pub use transform::TransformComponent;
@@ -90,6 +96,7 @@ pub mod prelude {
     pub use crate::embeddings::{Embedding, HashEmbedding, MockEmbedding};
     pub use crate::error::{Error, Result};
     pub use crate::indices::{VectorStoreIndex, load_index_from_storage};
+    pub use crate::ingestion::{DocstoreStrategy, IngestionPipeline};
     pub use crate::llms::{ChatMessage, Llm, MockLlm};
     pub use crate::memory::{BaseMemory, ChatMemoryBuffer};
     pub use crate::node_parser::{NodeParser, SentenceSplitter, TokenTextSplitter};
@@ -100,6 +107,7 @@ pub mod prelude {
     pub use crate::schema::{
         Document, MetadataMode, Node, NodeWithScore, QueryBundle, Response, TextNode,
     };
+    pub use crate::settings::Settings;
     pub use crate::storage::StorageContext;
     pub use crate::transform::TransformComponent;
     pub use crate::vector_stores::{

@@ -1,5 +1,14 @@
-//! Running transformations over documents: the step between loading and
-//! indexing (the full `IngestionPipeline`, with cache and docstore strategies, builds on it).
+//! Ingestion: running transformations over documents, the step between
+//! loading and indexing, with a cache and docstore de-duplication (`IngestionPipeline`).
+
+mod cache;
+mod pipeline;
+
+pub use cache::{DEFAULT_CACHE_NAME, IngestionCache};
+pub use pipeline::{
+    DEFAULT_PIPELINE_NAME, DocstoreStrategy, EmbeddingTransform, IngestionOutput,
+    IngestionPipeline, IngestionStats, transformation_hash,
+};
 
 use crate::error::Result;
 use crate::schema::Node;

@@ -1,10 +1,13 @@
 //! Node parsers: splitting documents into chunk nodes, chunk for chunk as
-//! LlamaIndex 0.14.25 does (`SentenceSplitter`, `TokenTextSplitter`).
+//! LlamaIndex 0.14.25 does (`SentenceSplitter`, `TokenTextSplitter`, `MarkdownNodeParser`).
 //!
 //! A [`TextSplitter`] cuts text into chunks; a [`NodeParser`] turns documents
 //! into nodes (splitting, then offsets, metadata and relationships via
 //! [`node_utils`]). Both splitters also are [`crate::TransformComponent`]s.
 
+#[cfg(feature = "code-splitter")]
+mod code;
+mod markdown;
 pub mod node_utils;
 pub mod punkt;
 mod punkt_tables;
@@ -13,6 +16,9 @@ mod sentence_window;
 pub mod text_utils;
 mod token;
 
+#[cfg(feature = "code-splitter")]
+pub use code::{CodeLanguage, CodeSplitter, DEFAULT_MAX_CHARS};
+pub use markdown::MarkdownNodeParser;
 pub use node_utils::{
     build_nodes_from_splits, default_id_func, metadata_str_for_splitting, postprocess_parsed_nodes,
 };
