@@ -6,6 +6,9 @@
 
 pub use ragloom_core::*;
 
+pub mod providers;
+pub use providers::{EmbedSpec, LlmSpec, ProviderSpec, SettingsFromEnv};
+
 /// `#[tool]` and `#[tool_spec]` (crate `ragloom-macros`): a function or an
 /// `impl` block as tools a model can call, described by their doc comments.
 ///

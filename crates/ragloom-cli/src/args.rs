@@ -1,0 +1,123 @@
+//! The command line's grammar (clap): subcommands, their flags, and the
+//! provider flags every subcommand shares.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// RAG over a folder: ingest it, ask it questions, chat with it. Offline by
+/// default (BM25 retrieval, the most relevant passages as the answer); an
+/// embedding model or an LLM is used when one is configured.
+#[derive(Debug, Parser)]
+#[command(name = "ragloom", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every subcommand takes.
+#[derive(Debug, Args, Clone, Default)]
+pub struct GlobalArgs {
+    /// Where indexes are kept (default: the user's data directory, e.g.
+    /// ~/.local/share/ragloom). Also RAGLOOM_PERSIST_DIR.
+    #[arg(long, global = true, env = "RAGLOOM_PERSIST_DIR", value_name = "DIR")]
+    pub persist_dir: Option<PathBuf>,
+
+    /// A config file (TOML) with [llm] and [embed] tables (default: the
+    /// user's config directory, e.g. ~/.config/ragloom/config.toml, if it exists).
+    #[arg(long, global = true, env = "RAGLOOM_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// The LLM: none, openai, openai-like, ollama or candle.
+    #[arg(long, global = true, value_name = "PROVIDER")]
+    pub llm: Option<String>,
+
+    /// The LLM's model name (for candle: the .gguf file).
+    #[arg(long, global = true, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// The server of an openai-like LLM (or the Ollama host).
+    #[arg(long, global = true, value_name = "URL")]
+    pub api_base: Option<String>,
+
+    /// The embedding model: none, openai, openai-like, ollama or huggingface.
+    #[arg(long, global = true, value_name = "PROVIDER")]
+    pub embed: Option<String>,
+
+    /// The embedding model's name (for huggingface: the model folder).
+    #[arg(long, global = true, value_name = "MODEL")]
+    pub embed_model: Option<String>,
+
+    /// The server of openai-like embeddings (or the Ollama host).
+    #[arg(long, global = true, value_name = "URL")]
+    pub embed_api_base: Option<String>,
+
+    /// How many passages to retrieve.
+    #[arg(long, global = true, default_value_t = 4, value_name = "N")]
+    pub top_k: usize,
+
+    /// Machine-readable output: one JSON object per answer.
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Say what is happening: files read, providers, retrieval scores.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+/// What to do.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Ingest files (a folder or a glob) and answer a question, or chat.
+    Rag(RagArgs),
+    /// Ingest a folder into its index (incremental: unchanged files cost nothing).
+    Ingest(IngestArgs),
+    /// Answer a question from an ingested folder.
+    Query(QueryArgs),
+    /// Chat with an ingested folder (a REPL; Ctrl-C or Ctrl-D ends it).
+    Chat(FolderArg),
+    /// What is indexed: files, nodes, models, size, the last ingest.
+    Status(FolderArg),
+}
+
+/// `ragloom rag`.
+#[derive(Debug, Args)]
+pub struct RagArgs {
+    /// A folder, a file, or a glob such as "docs/**/*.md".
+    #[arg(long, short = 'f', value_name = "FILES")]
+    pub files: Option<String>,
+    /// The question to answer.
+    #[arg(long, short = 'q', value_name = "QUESTION")]
+    pub question: Option<String>,
+    /// Start a chat (REPL) after ingesting.
+    #[arg(long, short = 'c')]
+    pub chat: bool,
+    /// Drop the stored index of these files before anything else.
+    #[arg(long)]
+    pub clear: bool,
+}
+
+/// `ragloom ingest`.
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// The folder, file or glob to ingest.
+    pub files: String,
+}
+
+/// `ragloom query`.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// The question.
+    pub question: String,
+    #[command(flatten)]
+    pub folder: FolderArg,
+}
+
+/// Which ingested folder a command works on.
+#[derive(Debug, Args, Clone)]
+pub struct FolderArg {
+    /// The folder, file or glob that was ingested (default: the last one ingested).
+    #[arg(long, short = 'f', value_name = "FILES")]
+    pub files: Option<String>,
+}

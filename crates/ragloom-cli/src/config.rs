@@ -1,0 +1,124 @@
+//! Choosing providers: flags first, then the environment, then the config
+//! file; the result is a [`ProviderSpec`] the index records.
+
+use crate::args::GlobalArgs;
+use crate::error::CliError;
+use ragloom::{EmbedSpec, LlmSpec, ProviderSpec};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The config file: optional `[llm]` and `[embed]` tables shaped like
+/// [`ProviderSpec`]'s (`provider = "openai-like"`, `api_base = ...`, `model = ...`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub llm: Option<LlmSpec>,
+    #[serde(default)]
+    pub embed: Option<EmbedSpec>,
+}
+
+/// The default config file: `<config dir>/ragloom/config.toml`.
+pub fn default_config_path() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join("ragloom").join("config.toml"))
+}
+
+/// Reads a config file. A file named with `--config` must exist; the default
+/// one may be absent.
+pub fn read_config(path: &Path, required: bool) -> Result<ConfigFile, CliError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(ConfigFile::default());
+        }
+        Err(e) => {
+            return Err(CliError::config(
+                format!("cannot read config file {}: {e}", path.display()),
+                "check the path given with --config or RAGLOOM_CONFIG",
+            ));
+        }
+    };
+    toml::from_str(&text).map_err(|e| {
+        CliError::config(
+            format!("config file {} is not valid: {e}", path.display()),
+            "it takes [llm] and [embed] tables, e.g. [llm] provider = \"ollama\" model = \"llama3.2\"",
+        )
+    })
+}
+
+/// Resolves the providers from `flags`, then `env`, then `file`.
+pub fn resolve(
+    flags: &GlobalArgs,
+    env: impl Fn(&str) -> Option<String>,
+    file: ConfigFile,
+) -> Result<ProviderSpec, CliError> {
+    // Flags act as the most specific layer of the environment, so `--model`
+    // refines an LLM chosen by `RAGLOOM_LLM` as naturally as one chosen by `--llm`.
+    let lookup = |key: &str| -> Option<String> {
+        let flag = match key {
+            "RAGLOOM_LLM" => flags.llm.clone(),
+            "RAGLOOM_LLM_MODEL" => flags.model.clone(),
+            "RAGLOOM_LLM_API_BASE" => flags.api_base.clone(),
+            "RAGLOOM_EMBED" => flags.embed.clone(),
+            "RAGLOOM_EMBED_MODEL" => flags.embed_model.clone(),
+            "RAGLOOM_EMBED_API_BASE" => flags.embed_api_base.clone(),
+            _ => None,
+        };
+        flag.or_else(|| env(key))
+    };
+    let llm = LlmSpec::from_lookup(&lookup)
+        .map_err(|e| CliError::config(e.to_string(), "see `ragloom --help` for the provider flags"))?
+        .or(file.llm)
+        .unwrap_or_default();
+    let embed = EmbedSpec::from_lookup(&lookup)
+        .map_err(|e| CliError::config(e.to_string(), "see `ragloom --help` for the provider flags"))?
+        .or(file.embed)
+        .unwrap_or_default();
+    Ok(ProviderSpec { llm, embed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn none(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn flags_beat_env_and_env_beats_file() {
+        let file: ConfigFile = toml::from_str(
+            "[llm]\nprovider = \"ollama\"\nmodel = \"llama3.2\"\n[embed]\nprovider = \"huggingface\"\nmodel_dir = \"/m\"\n",
+        )
+        .unwrap();
+        let flags = GlobalArgs {
+            llm: Some("none".into()),
+            ..Default::default()
+        };
+        let spec = resolve(&flags, none, file).unwrap();
+        assert_eq!(spec.llm, LlmSpec::None);
+        assert_eq!(
+            spec.embed,
+            EmbedSpec::HuggingFace {
+                model_dir: "/m".into()
+            }
+        );
+
+        let env = |k: &str| (k == "RAGLOOM_EMBED").then(|| "none".to_string());
+        let file: ConfigFile =
+            toml::from_str("[embed]\nprovider = \"huggingface\"\nmodel_dir = \"/m\"\n").unwrap();
+        let spec = resolve(&GlobalArgs::default(), env, file).unwrap();
+        assert_eq!(spec.embed, EmbedSpec::None);
+    }
+
+    #[test]
+    fn bad_config_files_are_clear() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, "[llm]\nprovider = \"gpt\"\n").unwrap();
+        let err = read_config(&p, true).unwrap_err();
+        assert!(err.message.contains("not valid"), "{}", err.message);
+        assert!(read_config(&dir.path().join("absent.toml"), false).is_ok());
+        assert!(read_config(&dir.path().join("absent.toml"), true).is_err());
+    }
+}

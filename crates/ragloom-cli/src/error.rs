@@ -1,0 +1,72 @@
+//! Errors of the command line: one clear line, a hint, and an exit code a
+//! script can branch on (documented in docs/cli.md).
+
+use std::fmt;
+
+/// Exit codes.
+pub mod exit {
+    /// A failure while working (reading, indexing, a provider that failed).
+    pub const FAILURE: i32 = 1;
+    /// Bad usage: unknown flags or arguments (clap's code).
+    pub const USAGE: i32 = 2;
+    /// The configuration is wrong: an unknown provider, a missing setting, a bad config file.
+    pub const CONFIG: i32 = 3;
+    /// Nothing to work on: no files matched, or nothing was ingested yet.
+    pub const NO_INPUT: i32 = 4;
+    /// A provider (LLM or embedding server) could not be reached or failed.
+    pub const PROVIDER: i32 = 5;
+}
+
+/// An error to show the user.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub hint: Option<String>,
+    pub code: i32,
+}
+
+impl CliError {
+    pub fn new(code: i32, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            hint: Some(hint.into()).filter(|h: &String| !h.is_empty()),
+            code,
+        }
+    }
+
+    pub fn config(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self::new(exit::CONFIG, message, hint)
+    }
+
+    pub fn no_input(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self::new(exit::NO_INPUT, message, hint)
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error: {}", self.message)?;
+        if let Some(h) = &self.hint {
+            write!(f, "\n  hint: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<ragloom::Error> for CliError {
+    fn from(e: ragloom::Error) -> Self {
+        // Only the first line: provider errors can carry whole server replies.
+        let message = e.to_string().lines().next().unwrap_or_default().to_string();
+        match e {
+            ragloom::Error::Provider { .. } => Self::new(
+                exit::PROVIDER,
+                message,
+                "check that the provider's server is running and its settings (see `ragloom status`)",
+            ),
+            ragloom::Error::InvalidInput(_) => {
+                Self::new(exit::CONFIG, message, "see `ragloom --help`")
+            }
+            _ => Self::new(exit::FAILURE, message, "run again with --verbose for details"),
+        }
+    }
+}

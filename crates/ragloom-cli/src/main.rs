@@ -1,0 +1,260 @@
+//! The `ragloom` command: RAG over a folder in one command — ingest it
+//! incrementally, then answer questions or chat, offline by default.
+
+mod answer;
+mod args;
+mod chat;
+mod config;
+mod error;
+mod ingest;
+mod source;
+mod store;
+mod ui;
+
+use args::{Cli, Command, FolderArg};
+use clap::Parser;
+use error::{CliError, exit};
+use ragloom::ProviderSpec;
+use source::Source;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use store::{IndexDir, IngestSummary};
+use ui::Ui;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.global.verbose {
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_max_level(tracing::Level::INFO)
+            .with_target(false)
+            .init();
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::FAILURE as u8);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(u8::try_from(e.code).unwrap_or(1))
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), CliError> {
+    let g = &cli.global;
+    let ui = Ui {
+        json: g.json,
+        verbose: g.verbose,
+    };
+    let root = store::persist_root(g.persist_dir.as_deref())?;
+    let spec = providers(g)?;
+    ui.detail(&format!(
+        "persist root: {}; llm: {}; embedding: {}",
+        root.display(),
+        spec.llm.label(),
+        spec.embed.label()
+    ));
+    match &cli.command {
+        Command::Rag(a) => {
+            if a.question.is_none() && !a.chat && a.files.is_none() {
+                return Err(CliError::new(
+                    exit::USAGE,
+                    "nothing to do",
+                    "give --files to ingest, and --question or --chat to ask",
+                ));
+            }
+            let source = source_of(&root, a.files.as_deref())?;
+            let index = IndexDir::for_source(&root, &source);
+            if a.clear {
+                index.clear()?;
+                ui.note(&format!("cleared the index of {}", source.key));
+            }
+            if a.files.is_some() {
+                let summary = run_ingest(&source, &index, &spec, &ui).await?;
+                if a.question.is_none() && !a.chat {
+                    report_ingest(&source, &summary, &ui)?;
+                }
+            }
+            store::remember_last(&root, &source)?;
+            let engine = answer::Engine::open(source, &index, &spec, g.top_k, &ui).await?;
+            if let Some(q) = &a.question {
+                let answer = engine.answer(q, &ui).await?;
+                if ui.json {
+                    chat::print_json(&answer)?;
+                }
+            }
+            if a.chat {
+                chat::chat(&engine, &ui).await?;
+            }
+            Ok(())
+        }
+        Command::Ingest(a) => {
+            let source = Source::resolve(&a.files)?;
+            let index = IndexDir::for_source(&root, &source);
+            let summary = run_ingest(&source, &index, &spec, &ui).await?;
+            store::remember_last(&root, &source)?;
+            report_ingest(&source, &summary, &ui)
+        }
+        Command::Query(a) => {
+            let source = source_of(&root, a.folder.files.as_deref())?;
+            let index = IndexDir::for_source(&root, &source);
+            let engine = answer::Engine::open(source, &index, &spec, g.top_k, &ui).await?;
+            let answer = engine.answer(&a.question, &ui).await?;
+            if ui.json {
+                chat::print_json(&answer)?;
+            }
+            Ok(())
+        }
+        Command::Chat(FolderArg { files }) => {
+            let source = source_of(&root, files.as_deref())?;
+            let index = IndexDir::for_source(&root, &source);
+            let engine = answer::Engine::open(source, &index, &spec, g.top_k, &ui).await?;
+            chat::chat(&engine, &ui).await
+        }
+        Command::Status(FolderArg { files }) => {
+            let source = source_of(&root, files.as_deref())?;
+            status(&source, &IndexDir::for_source(&root, &source), &spec, &ui).await
+        }
+    }
+}
+
+/// Providers from flags, environment and config file.
+fn providers(g: &args::GlobalArgs) -> Result<ProviderSpec, CliError> {
+    let (path, required): (Option<PathBuf>, bool) = match &g.config {
+        Some(p) => (Some(p.clone()), true),
+        None => (config::default_config_path(), false),
+    };
+    let file = match path {
+        Some(p) => config::read_config(&p, required)?,
+        None => config::ConfigFile::default(),
+    };
+    config::resolve(
+        g,
+        |k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()),
+        file,
+    )
+}
+
+/// The source named by `--files`, else the one used last.
+fn source_of(root: &Path, files: Option<&str>) -> Result<Source, CliError> {
+    match files {
+        Some(f) => Source::resolve(f),
+        None => match store::last_source(root) {
+            Some(key) => Source::resolve(&key),
+            None => Err(CliError::no_input(
+                "no folder is ingested yet",
+                "run `ragloom ingest <folder>` or give --files",
+            )),
+        },
+    }
+}
+
+async fn run_ingest(
+    source: &Source,
+    index: &IndexDir,
+    spec: &ProviderSpec,
+    ui: &Ui,
+) -> Result<IngestSummary, CliError> {
+    let embed = spec.embed.build()?;
+    ui.note(&format!("Ingesting {} ...", source.key));
+    let summary = ingest::ingest(source, index, &spec.embed, embed, ui).await?;
+    ui.note(&format!(
+        "{} files, {} documents: {} new or changed, {} unchanged, {} deleted; {} nodes in the index ({} ms)",
+        summary.files,
+        summary.documents,
+        summary.ingested,
+        summary.unchanged,
+        summary.deleted,
+        summary.nodes_total,
+        summary.millis
+    ));
+    Ok(summary)
+}
+
+fn report_ingest(source: &Source, summary: &IngestSummary, ui: &Ui) -> Result<(), CliError> {
+    if ui.json {
+        chat::print_json(&serde_json::json!({ "source": source.key, "ingest": summary }))?;
+    }
+    Ok(())
+}
+
+async fn status(
+    source: &Source,
+    index: &IndexDir,
+    spec: &ProviderSpec,
+    ui: &Ui,
+) -> Result<(), CliError> {
+    let manifest = index.manifest()?.ok_or_else(|| {
+        CliError::no_input(
+            format!("nothing is ingested for {}", source.key),
+            format!("run `ragloom ingest {}`", source.key),
+        )
+    })?;
+    let nodes = ingest::open_nodes(index)?;
+    let refs = {
+        use ragloom::storage::docstore::DocStore;
+        nodes.get_all_ref_doc_info().await?
+    };
+    let node_count: usize = refs.values().map(|r| r.node_ids.len()).sum();
+    let size = index.size_bytes();
+    if ui.json {
+        return chat::print_json(&serde_json::json!({
+            "source": manifest.source,
+            "index_dir": index.dir,
+            "size_bytes": size,
+            "documents": refs.len(),
+            "nodes": node_count,
+            "embed": manifest.embed,
+            "llm": spec.llm,
+            "created": manifest.created,
+            "updated": manifest.updated,
+            "last_ingest": manifest.last_ingest,
+        }));
+    }
+    let l = &manifest.last_ingest;
+    println!("source:      {}", manifest.source);
+    println!("index:       {} ({})", index.dir.display(), human_bytes(size));
+    println!("documents:   {} ({} nodes)", refs.len(), node_count);
+    println!(
+        "embedding:   {}",
+        match manifest.embed {
+            ragloom::EmbedSpec::None => "none (BM25 retrieval)".to_string(),
+            ref e => format!("{} (hybrid retrieval)", e.label()),
+        }
+    );
+    println!(
+        "llm:         {}",
+        match spec.llm {
+            ragloom::LlmSpec::None => "none (answers are the most relevant passages)".to_string(),
+            ref l => l.label(),
+        }
+    );
+    println!("created:     {}", manifest.created);
+    println!("updated:     {}", manifest.updated);
+    println!(
+        "last ingest: {} new or changed, {} unchanged, {} deleted, {} failed files; {} nodes embedded; {} ms",
+        l.ingested, l.unchanged, l.deleted, l.failed_files, l.nodes_embedded, l.millis
+    );
+    Ok(())
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}

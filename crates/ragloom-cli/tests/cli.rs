@@ -1,0 +1,224 @@
+//! End-to-end tests of the `ragloom` binary on temporary folders: incremental
+//! ingest (checked through `status`), `--json` output, the offline answer,
+//! errors and exit codes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+const PROVIDER_VARS: &[&str] = &[
+    "OPENAI_API_KEY",
+    "OLLAMA_HOST",
+    "RAGLOOM_LLM",
+    "RAGLOOM_LLM_MODEL",
+    "RAGLOOM_LLM_API_BASE",
+    "RAGLOOM_LLM_GGUF",
+    "RAGLOOM_EMBED",
+    "RAGLOOM_EMBED_MODEL",
+    "RAGLOOM_EMBED_API_BASE",
+    "RAGLOOM_EMBED_MODEL_DIR",
+    "RAGLOOM_PERSIST_DIR",
+    "RAGLOOM_CONFIG",
+];
+
+/// The binary with no provider configured, its state under `home`.
+fn ragloom(home: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("ragloom").unwrap();
+    for v in PROVIDER_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("HOME", home)
+        .arg("--persist-dir")
+        .arg(home.join("store"));
+    cmd
+}
+
+fn json_of(out: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(out);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+fn corpus(dir: &Path) {
+    std::fs::create_dir_all(dir.join("notes")).unwrap();
+    std::fs::write(
+        dir.join("garden.md"),
+        "# Garden\n\nThe tomatoes grow along the south fence.\nWe water them every morning before nine.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("notes/boat.txt"),
+        "The boat is moored at the east pier.\nIts engine was serviced in March by the harbour mechanic.\n",
+    )
+    .unwrap();
+}
+
+fn status(home: &Path, data: &Path) -> Value {
+    let out = ragloom(home)
+        .args(["status", "--json", "--files"])
+        .arg(data)
+        .assert()
+        .success();
+    json_of(&out.get_output().stdout)
+}
+
+#[test]
+fn ingest_is_incremental() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    corpus(&data);
+
+    let out = ragloom(home.path())
+        .args(["ingest", "--json"])
+        .arg(&data)
+        .assert()
+        .success();
+    let first = json_of(&out.get_output().stdout);
+    assert_eq!(first["ingest"]["ingested"], 2, "{first}");
+    assert_eq!(first["ingest"]["files"], 2, "{first}");
+
+    // A second run over the unchanged folder does nothing.
+    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    let s = status(home.path(), &data);
+    assert_eq!(s["last_ingest"]["ingested"], 0, "{s}");
+    assert_eq!(s["last_ingest"]["unchanged"], 2, "{s}");
+    assert_eq!(s["last_ingest"]["nodes_written"], 0, "{s}");
+    assert_eq!(s["documents"], 2, "{s}");
+    let nodes_before = s["nodes"].as_u64().unwrap();
+
+    // An edited file is ingested again, alone.
+    std::fs::write(
+        data.join("garden.md"),
+        "# Garden\n\nThe tomatoes moved to the north bed.\n",
+    )
+    .unwrap();
+    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    let s = status(home.path(), &data);
+    assert_eq!(s["last_ingest"]["ingested"], 1, "{s}");
+    assert_eq!(s["last_ingest"]["replaced"], 1, "{s}");
+    assert_eq!(s["last_ingest"]["unchanged"], 1, "{s}");
+    assert_eq!(s["nodes"].as_u64().unwrap(), nodes_before, "{s}");
+
+    // The old text is gone from the index; the new one answers.
+    let out = ragloom(home.path())
+        .args(["query", "--json", "where are the tomatoes", "--files"])
+        .arg(&data)
+        .assert()
+        .success();
+    let a = json_of(&out.get_output().stdout);
+    let top = a["sources"][0]["text"].as_str().unwrap();
+    assert!(top.contains("north bed"), "{a}");
+    let all = a["sources"].to_string();
+    assert!(!all.contains("south fence"), "{a}");
+
+    // A deleted file leaves the index.
+    std::fs::remove_file(data.join("notes/boat.txt")).unwrap();
+    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    let s = status(home.path(), &data);
+    assert_eq!(s["last_ingest"]["deleted"], 1, "{s}");
+    assert_eq!(s["documents"], 1, "{s}");
+}
+
+#[test]
+fn offline_rag_answers_with_passages_from_the_right_file() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    corpus(&data);
+    let out = ragloom(home.path())
+        .args(["rag", "--question", "When was the boat engine serviced?", "--files"])
+        .arg(&data)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout);
+    assert!(
+        stdout.contains("no LLM configured — most relevant passages"),
+        "{stdout}"
+    );
+    let first = stdout.lines().find(|l| l.starts_with("[1]")).unwrap();
+    assert!(first.contains("notes/boat.txt:1"), "{stdout}");
+    assert!(stdout.contains("harbour mechanic"), "{stdout}");
+
+    // `query` with no --files uses the folder used last; --json parses.
+    let out = ragloom(home.path())
+        .args(["query", "--json", "Where do the tomatoes grow?"])
+        .assert()
+        .success();
+    let a = json_of(&out.get_output().stdout);
+    assert_eq!(a["mode"], "passages");
+    assert_eq!(a["retrieval"], "bm25");
+    assert!(a["answer"].is_null());
+    assert_eq!(a["sources"][0]["file"], "garden.md", "{a}");
+    assert!(a["sources"][0]["score"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn clear_rebuilds_from_scratch() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    corpus(&data);
+    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    let out = ragloom(home.path())
+        .args(["rag", "--clear", "--json", "--files"])
+        .arg(&data)
+        .assert()
+        .success();
+    let j = json_of(&out.get_output().stdout);
+    assert_eq!(j["ingest"]["ingested"], 2, "{j}");
+    assert_eq!(j["ingest"]["unchanged"], 0, "{j}");
+}
+
+#[test]
+fn globs_select_files() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    corpus(&data);
+    let glob = format!("{}/**/*.txt", data.display());
+    let out = ragloom(home.path())
+        .args(["ingest", "--json", &glob])
+        .assert()
+        .success();
+    let j = json_of(&out.get_output().stdout);
+    assert_eq!(j["ingest"]["files"], 1, "{j}");
+}
+
+#[test]
+fn errors_are_one_line_with_a_hint_and_an_exit_code() {
+    let home = tempfile::tempdir().unwrap();
+    let out = ragloom(home.path())
+        .args(["ingest"])
+        .arg(home.path().join("missing"))
+        .assert()
+        .code(4);
+    let err = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(err.starts_with("error: cannot read"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+
+    let out = ragloom(home.path())
+        .args(["query", "anything"])
+        .assert()
+        .code(4);
+    let err = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(err.contains("no folder is ingested yet"), "{err}");
+
+    let out = ragloom(home.path())
+        .args(["--llm", "gpt", "status"])
+        .assert()
+        .code(3);
+    let err = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(err.contains("unknown LLM provider `gpt`"), "{err}");
+
+    let cfg = home.path().join("bad.toml");
+    std::fs::write(&cfg, "[llm\n").unwrap();
+    ragloom(home.path())
+        .arg("--config")
+        .arg(&cfg)
+        .arg("status")
+        .assert()
+        .code(3);
+
+    // Usage errors are clap's (exit 2).
+    ragloom(home.path()).arg("frobnicate").assert().code(2);
+}
