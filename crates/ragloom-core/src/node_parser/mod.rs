@@ -5,6 +5,7 @@
 //! into nodes (splitting, then offsets, metadata and relationships via
 //! [`node_utils`]). Both splitters also are [`crate::TransformComponent`]s.
 
+pub mod hierarchical;
 pub mod node_utils;
 pub mod punkt;
 mod punkt_tables;
@@ -12,6 +13,10 @@ mod sentence;
 pub mod text_utils;
 mod token;
 
+pub use hierarchical::{
+    DEFAULT_HIERARCHY_CHUNK_SIZES, HierarchicalNodeParser, get_child_nodes, get_deeper_nodes,
+    get_leaf_nodes, get_root_nodes,
+};
 pub use node_utils::{
     build_nodes_from_splits, default_id_func, metadata_str_for_splitting, postprocess_parsed_nodes,
 };
