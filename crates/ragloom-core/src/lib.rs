@@ -66,6 +66,11 @@ pub use query_engine::{
 };
 pub use tools::{QueryEngineTool, RetrieverTool};
 
+pub use retrievers::{
+    AutoMergingRetriever, BM25Retriever, FusionMode, QueryFusionRetriever, RecursiveRetriever,
+    RouterRetriever,
+};
+
 pub use embeddings::{Embedding, HashEmbedding, MockEmbedding, SimilarityMode};
 pub use vector_stores::{
     FilterCondition, FilterOperator, MetadataFilter, MetadataFilters, SimpleVectorStore,

@@ -555,3 +555,48 @@ async fn router_and_recursive_retrievers_follow_their_choices() {
     );
     assert!(RecursiveRetriever::new("nope", retrievers, engines, HashMap::new()).is_err());
 }
+
+#[tokio::test]
+async fn summary_index_persisted_by_python_loads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/retrievers/summary_storage");
+    let sc = StorageContext::from_persist_dir(&dir).await.unwrap();
+    let index = SummaryIndex::load_from_storage(sc, Some("summary-index"))
+        .await
+        .unwrap();
+    let got = index.as_retriever().retrieve(&"q".into()).await.unwrap();
+    let got: Vec<(&str, &str)> = got
+        .iter()
+        .map(|n| (n.node_id(), n.node.text.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("s0", "Summary node 0."),
+            ("s1", "Summary node 1."),
+            ("s2", "Summary node 2."),
+            ("s3", "Summary node 3.")
+        ]
+    );
+    assert_eq!(index.index_struct().to_owned().nodes.len(), 4);
+}
+
+#[tokio::test]
+async fn auto_merging_over_a_vector_index_of_leaves_returns_the_roots() {
+    let (sc, roots, leaves) = small_hierarchy().await;
+    let index = ragloom_core::indices::VectorStoreIndex::builder(Arc::new(HashEmbedding::new(64)))
+        .storage_context(sc.clone())
+        .from_nodes(leaves.clone())
+        .await
+        .unwrap();
+    // Every leaf is retrieved, so every parent gets all its children back
+    // and the merge leaves exactly the roots.
+    let inner = index.as_retriever().similarity_top_k(leaves.len());
+    let r = AutoMergingRetriever::new(Arc::new(inner), sc);
+    let got = r.retrieve(&"topic 3".into()).await.unwrap();
+    let mut got_ids: Vec<&str> = got.iter().map(|n| n.node_id()).collect();
+    let mut want: Vec<&str> = roots.iter().map(|n| n.id_.as_str()).collect();
+    got_ids.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got_ids, want);
+    assert!(got.windows(2).all(|w| w[0].get_score() >= w[1].get_score()));
+}

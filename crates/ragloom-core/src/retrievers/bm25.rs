@@ -110,15 +110,13 @@ impl BM25RetrieverBuilder {
             ));
         }
         let tokenizer = self.tokenizer;
-        let docs: Vec<Vec<String>> = nodes
-            .par_iter()
-            .map(|n| tokenizer.tokenize(&n.get_content(MetadataMode::Embed)))
-            .collect();
-        let postings = build_postings(&docs, self.k1, self.b);
+        let (vocab, docs) = tokenize_corpus(&tokenizer, &nodes);
+        let postings = build_postings(vocab.len(), &docs, self.k1, self.b);
         // LlamaIndex lowers top_k to the number of nodes.
         let similarity_top_k = self.similarity_top_k.min(nodes.len());
         Ok(BM25Retriever {
             nodes,
+            vocab,
             postings,
             tokenizer,
             similarity_top_k,
@@ -127,34 +125,71 @@ impl BM25RetrieverBuilder {
     }
 }
 
-/// Term → the nodes containing it with their precomputed BM25 weight.
-type Postings = HashMap<String, Vec<(u32, f32)>>;
+/// For each term id, the nodes containing it with their precomputed BM25 weight.
+type Postings = Vec<Vec<(u32, f32)>>;
 
-fn build_postings(docs: &[Vec<String>], k1: f64, b: f64) -> Postings {
+/// The vocabulary (stem → term id) and each node's term ids. Words are split
+/// in parallel and each distinct word is stemmed once.
+fn tokenize_corpus(
+    tokenizer: &Bm25Tokenizer,
+    nodes: &[Node],
+) -> (HashMap<String, u32>, Vec<Vec<u32>>) {
+    let words: Vec<Vec<String>> = nodes
+        .par_iter()
+        .map(|n| tokenizer.words(&n.get_content(MetadataMode::Embed)))
+        .collect();
+    let mut word_ids: HashMap<&str, u32> = HashMap::new();
+    let mut unique: Vec<&str> = Vec::new();
+    let doc_words: Vec<Vec<u32>> = words
+        .iter()
+        .map(|doc| {
+            doc.iter()
+                .map(|w| {
+                    *word_ids.entry(w.as_str()).or_insert_with(|| {
+                        unique.push(w.as_str());
+                        (unique.len() - 1) as u32
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let stems: Vec<String> = unique.par_iter().map(|w| tokenizer.stem(w)).collect();
+    let mut vocab: HashMap<String, u32> = HashMap::new();
+    let word_to_term: Vec<u32> = stems
+        .into_iter()
+        .map(|s| {
+            let next = vocab.len() as u32;
+            *vocab.entry(s).or_insert(next)
+        })
+        .collect();
+    let docs = doc_words
+        .into_iter()
+        .map(|d| d.into_iter().map(|w| word_to_term[w as usize]).collect())
+        .collect();
+    (vocab, docs)
+}
+
+fn build_postings(vocab_size: usize, docs: &[Vec<u32>], k1: f64, b: f64) -> Postings {
     let n_docs = docs.len() as f64;
     let total: usize = docs.iter().map(Vec::len).sum();
     let avg_len = total as f64 / n_docs;
-    // Term frequencies per document, in first-occurrence order.
-    let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+    let mut postings: Postings = vec![Vec::new(); vocab_size];
     let mut lens: Vec<f64> = Vec::with_capacity(docs.len());
+    let mut sorted: Vec<u32> = Vec::new();
     for (i, doc) in docs.iter().enumerate() {
         lens.push(doc.len() as f64);
-        let mut tf: HashMap<&str, u32> = HashMap::new();
-        for t in doc {
-            *tf.entry(t.as_str()).or_default() += 1;
-        }
-        for (t, count) in tf {
-            // Raw counts for now; turned into weights once df is known.
-            let idx = u32::try_from(i).unwrap_or(u32::MAX);
-            match postings.get_mut(t) {
-                Some(list) => list.push((idx, count as f32)),
-                None => {
-                    postings.insert(t.to_string(), vec![(idx, count as f32)]);
-                }
+        let idx = u32::try_from(i).unwrap_or(u32::MAX);
+        sorted.clear();
+        sorted.extend_from_slice(doc);
+        sorted.sort_unstable();
+        // Raw term counts for now; turned into weights once df is known.
+        for run in sorted.chunk_by(|a, b| a == b) {
+            if let Some(list) = postings.get_mut(run[0] as usize) {
+                list.push((idx, run.len() as f32));
             }
         }
     }
-    for list in postings.values_mut() {
+    for list in postings.iter_mut() {
         let df = list.len() as f64;
         let idf = (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln() as f32;
         for (doc, w) in list.iter_mut() {
@@ -177,6 +212,7 @@ fn build_postings(docs: &[Vec<String>], k1: f64, b: f64) -> Postings {
 #[derive(Clone, Debug)]
 pub struct BM25Retriever {
     nodes: Vec<Node>,
+    vocab: HashMap<String, u32>,
     postings: Postings,
     tokenizer: Bm25Tokenizer,
     similarity_top_k: usize,
@@ -218,22 +254,39 @@ impl BM25Retriever {
 
     /// How many distinct terms the index holds.
     pub fn vocabulary_size(&self) -> usize {
-        self.postings.len()
+        self.vocab.len()
     }
 
     /// The BM25 score of every node containing a term of `query`, as
     /// `(node position, score)`, unordered.
     pub fn get_scores(&self, query: &str) -> Vec<(usize, f32)> {
-        let mut acc: HashMap<u32, f32> = HashMap::new();
-        for term in self.tokenizer.tokenize(query) {
-            if let Some(list) = self.postings.get(&term) {
-                for &(doc, w) in list {
-                    *acc.entry(doc).or_insert(0.0) += w;
+        let lists: Vec<&Vec<(u32, f32)>> = self
+            .tokenizer
+            .tokenize(query)
+            .iter()
+            .filter_map(|t| self.vocab.get(t))
+            .filter_map(|&id| self.postings.get(id as usize))
+            .collect();
+        if lists.is_empty() {
+            return Vec::new();
+        }
+        // A dense accumulator: cheaper than hashing when a common term touches
+        // many nodes. Weights are positive, so 0.0 means "not touched yet".
+        let mut acc = vec![0.0f32; self.nodes.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for list in lists {
+            for &(doc, w) in list {
+                if let Some(slot) = acc.get_mut(doc as usize) {
+                    if *slot == 0.0 {
+                        touched.push(doc);
+                    }
+                    *slot += w;
                 }
             }
         }
-        acc.into_iter()
-            .map(|(d, s)| (d as usize, s))
+        touched
+            .into_iter()
+            .map(|d| (d as usize, acc[d as usize]))
             .filter(|&(d, s)| {
                 s > 0.0
                     && self

@@ -103,6 +103,18 @@ impl Bm25Tokenizer {
 
     /// The terms of `text`, in order, duplicates kept.
     pub fn tokenize(&self, text: &str) -> Vec<String> {
+        let mut words = self.words(text);
+        if self.stemmer.is_some() {
+            for w in words.iter_mut() {
+                *w = self.stem(w);
+            }
+        }
+        words
+    }
+
+    /// The words of `text` before stemming: lowercased (if set), split by
+    /// the pattern, stopwords dropped.
+    pub fn words(&self, text: &str) -> Vec<String> {
         let lowered;
         let text = if self.lowercase {
             lowered = text.to_lowercase();
@@ -114,11 +126,17 @@ impl Bm25Tokenizer {
             .find_iter(text)
             .map(|m| m.as_str())
             .filter(|t| !self.stopwords.contains(*t))
-            .map(|t| match &self.stemmer {
-                Some(s) => s.stem(t).into_owned(),
-                None => t.to_string(),
-            })
+            .map(str::to_string)
             .collect()
+    }
+
+    /// `word` stemmed, or unchanged when stemming is off. (Indexing stems each
+    /// distinct word once, as bm25s does.)
+    pub fn stem(&self, word: &str) -> String {
+        match &self.stemmer {
+            Some(s) => s.stem(word).into_owned(),
+            None => word.to_string(),
+        }
     }
 }
 
