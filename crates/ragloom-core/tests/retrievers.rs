@@ -600,3 +600,57 @@ async fn auto_merging_over_a_vector_index_of_leaves_returns_the_roots() {
     assert_eq!(got_ids, want);
     assert!(got.windows(2).all(|w| w[0].get_score() >= w[1].get_score()));
 }
+
+#[tokio::test]
+async fn summary_index_from_documents_splits_and_records_hashes() {
+    let doc = Node::document("First paragraph.\n\nSecond paragraph.").with_id("d1");
+    let index = SummaryIndex::from_documents(std::slice::from_ref(&doc))
+        .await
+        .unwrap();
+    let nodes = index.nodes().await.unwrap();
+    assert_eq!(nodes.len(), 1);
+    assert_eq!(nodes[0].ref_doc_id(), Some("d1"));
+    let hash = index
+        .storage_context()
+        .docstore
+        .get_document_hash("d1")
+        .await
+        .unwrap();
+    assert_eq!(hash, Some(doc.hash()));
+    let engine = index.as_query_engine(Arc::new(MockLlm::new())).unwrap();
+    let response = engine.query(&"what?".into()).await.unwrap();
+    assert_eq!(response.source_nodes.len(), 1);
+}
+
+#[tokio::test]
+async fn fusion_sequential_and_concurrent_runs_agree() {
+    let a = |t: &str, s: f32| NodeWithScore::new(Node::text_node(t).with_id(t), Some(s));
+    let r1: Arc<dyn Retriever> = Arc::new(Fixed(vec![a("x", 0.9), a("y", 0.1)]));
+    let r2: Arc<dyn Retriever> = Arc::new(Fixed(vec![a("y", 5.0), a("z", 4.0)]));
+    let mut outputs = Vec::new();
+    for use_async in [true, false] {
+        let r = QueryFusionRetriever::builder(vec![r1.clone(), r2.clone()])
+            .num_queries(1)
+            .mode(FusionMode::RelativeScore)
+            .use_async(use_async)
+            .similarity_top_k(3)
+            .build()
+            .unwrap();
+        let got = r.retrieve(&"q".into()).await.unwrap();
+        outputs.push(
+            got.iter()
+                .map(|n| (n.node_id().to_string(), n.get_score()))
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    // x: 1.0 * 0.5; y: 0.0 * 0.5 + 1.0 * 0.5; z: 0.0 → x and y tie at 0.5, x first seen.
+    assert_eq!(
+        outputs[0],
+        [
+            ("x".to_string(), 0.5),
+            ("y".to_string(), 0.5),
+            ("z".to_string(), 0.0)
+        ]
+    );
+}

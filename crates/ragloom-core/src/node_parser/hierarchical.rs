@@ -181,10 +181,18 @@ impl TransformComponent for HierarchicalNodeParser {
         "HierarchicalNodeParser"
     }
 
+    /// The ids and, as ingestion caches need settings that tell different
+    /// parsers apart, each level's parser configuration (its `Debug` form).
     fn settings(&self) -> Value {
+        let parsers: Vec<String> = self
+            .node_parser_ids
+            .iter()
+            .map(|id| format!("{:?}", self.node_parser_map.get(id)))
+            .collect();
         json!({
             "chunk_sizes": self.chunk_sizes,
             "node_parser_ids": self.node_parser_ids,
+            "node_parsers": parsers,
             "class_name": "HierarchicalNodeParser",
         })
     }
@@ -276,6 +284,12 @@ mod tests {
             assert_eq!(leaf.ref_doc_id(), Some("doc"));
         }
         assert_eq!(get_deeper_nodes(&nodes, 1).unwrap().len(), leaves.len());
+        let other = HierarchicalNodeParser::from_chunk_sizes(&[256, 64], 20).unwrap();
+        assert_ne!(
+            p.settings(),
+            other.settings(),
+            "overlap must change the cache key"
+        );
         assert!(get_deeper_nodes(&leaves, 0).is_err());
         assert!(HierarchicalNodeParser::from_chunk_sizes(&[], 0).is_err());
         assert!(
