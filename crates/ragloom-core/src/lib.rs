@@ -74,6 +74,11 @@ pub use tools::{
     LoadAndSearchToolSpec, OnDemandLoaderTool, QueryEngineTool, RetrieverTool, ToolSpec,
 };
 
+pub use retrievers::{
+    AutoMergingRetriever, BM25Retriever, FusionMode, QueryFusionRetriever, RecursiveRetriever,
+    RouterRetriever,
+};
+
 pub use embeddings::{Embedding, HashEmbedding, MockEmbedding, SimilarityMode};
 pub use vector_stores::{
     FilterCondition, FilterOperator, MetadataFilter, MetadataFilters, SimpleVectorStore,
