@@ -3,6 +3,7 @@
 
 pub mod query;
 pub mod summary;
+pub mod utils;
 pub mod vector_store;
 
 pub use summary::{

@@ -7,8 +7,8 @@
 
 #[cfg(feature = "code-splitter")]
 mod code;
-mod markdown;
 pub mod hierarchical;
+mod markdown;
 pub mod node_utils;
 pub mod punkt;
 mod punkt_tables;
@@ -19,11 +19,11 @@ mod token;
 
 #[cfg(feature = "code-splitter")]
 pub use code::{CodeLanguage, CodeSplitter, DEFAULT_MAX_CHARS};
-pub use markdown::MarkdownNodeParser;
 pub use hierarchical::{
     DEFAULT_HIERARCHY_CHUNK_SIZES, HierarchicalNodeParser, get_child_nodes, get_deeper_nodes,
     get_leaf_nodes, get_root_nodes,
 };
+pub use markdown::MarkdownNodeParser;
 pub use node_utils::{
     build_nodes_from_splits, default_id_func, metadata_str_for_splitting, postprocess_parsed_nodes,
 };

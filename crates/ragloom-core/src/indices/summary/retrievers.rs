@@ -12,8 +12,10 @@ use crate::schema::{MetadataMode, Node, NodeWithScore, QueryBundle};
 use async_trait::async_trait;
 use std::sync::Arc;
 
-/// LlamaIndex's `DEFAULT_CHOICE_SELECT_PROMPT_TMPL`, verbatim.
-pub const DEFAULT_CHOICE_SELECT_PROMPT_TMPL: &str = "A list of documents is shown below. Each document has a number next to it along with a summary of the document. A question is also provided. \nRespond with the numbers of the documents you should consult to answer the question, in order of relevance, as well \nas the relevance score. The relevance score is a number from 1-10 based on how relevant you think the document is to the question.\nDo not include any documents that are not relevant to the question. \nExample format: \nDocument 1:\n<summary of document 1>\n\nDocument 2:\n<summary of document 2>\n\n...\n\nDocument 10:\n<summary of document 10>\n\nQuestion: <question>\nAnswer:\nDoc: 9, Relevance: 7\nDoc: 3, Relevance: 4\nDoc: 7, Relevance: 3\n\nLet's try this now: \n\n{context_str}\nQuestion: {query_str}\nAnswer:\n";
+pub use crate::indices::utils::{
+    default_format_node_batch_fn, default_parse_choice_select_answer_fn,
+};
+pub use crate::prompts::default_prompts::DEFAULT_CHOICE_SELECT_PROMPT_TMPL;
 
 /// LlamaIndex's default `choice_batch_size`.
 pub const DEFAULT_CHOICE_BATCH_SIZE: usize = 10;
@@ -146,68 +148,6 @@ impl Retriever for SummaryIndexEmbeddingRetriever {
     }
 }
 
-/// LlamaIndex's `default_format_node_batch_fn`: `Document n:` and each
-/// node's LLM-mode text, blocks separated by blank lines.
-pub fn default_format_node_batch_fn(nodes: &[Node]) -> String {
-    nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| format!("Document {}:\n{}", i + 1, n.get_content(MetadataMode::Llm)))
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
-/// Parses a choice-select answer (lines like `Doc: 9, Relevance: 7`) into the
-/// chosen 1-based numbers and their relevances (LlamaIndex
-/// `default_parse_choice_select_answer_fn`).
-///
-/// As in Python, a line needs exactly one comma, the number follows the first
-/// colon and the relevance is the first run of digits after the second part's
-/// colon; other lines and numbers above `num_choices` are skipped. Unlike
-/// Python, a line whose relevance cannot be read is skipped whole (Python
-/// keeps its number, which misaligns numbers and relevances), and numbers
-/// below 1 are skipped (Python would pick from the end of the batch).
-pub fn default_parse_choice_select_answer_fn(
-    answer: &str,
-    num_choices: usize,
-) -> (Vec<usize>, Vec<f32>) {
-    let mut nums = Vec::new();
-    let mut relevances = Vec::new();
-    for line in answer.split('\n') {
-        let parts: Vec<&str> = line.split(',').collect();
-        let [doc, rel] = parts.as_slice() else {
-            continue;
-        };
-        let Some(num) = doc
-            .split(':')
-            .nth(1)
-            .and_then(|s| s.trim().parse::<i64>().ok())
-        else {
-            continue;
-        };
-        let Ok(num) = usize::try_from(num) else {
-            continue;
-        };
-        if num == 0 || num > num_choices {
-            continue;
-        }
-        let Some(relevance) = rel.split(':').nth(1).and_then(|s| {
-            let digits: String = s
-                .trim()
-                .chars()
-                .skip_while(|c| !c.is_ascii_digit())
-                .take_while(char::is_ascii_digit)
-                .collect();
-            digits.parse::<f32>().ok()
-        }) else {
-            continue;
-        };
-        nums.push(num);
-        relevances.push(relevance);
-    }
-    (nums, relevances)
-}
-
 /// Asks an LLM, `choice_batch_size` nodes at a time, which nodes answer the
 /// query, and returns them scored by the relevance it gave (LlamaIndex
 /// `SummaryIndexLLMRetriever`), batch after batch in the order the LLM listed them.
@@ -258,8 +198,7 @@ impl Retriever for SummaryIndexLLMRetriever {
                 &[("context_str", &context), ("query_str", &query.query_str)],
             )
             .await?;
-            let (choices, relevances) = default_parse_choice_select_answer_fn(&raw, batch.len());
-            for (num, rel) in choices.into_iter().zip(relevances) {
+            for (num, rel) in default_parse_choice_select_answer_fn(&raw, batch.len()) {
                 if let Some(n) = batch.get(num - 1) {
                     results.push(NodeWithScore::new(n.clone(), Some(rel)));
                 }
@@ -293,13 +232,14 @@ mod tests {
 
     #[test]
     fn parses_like_python_and_skips_what_it_cannot_read() {
-        let (n, r) = default_parse_choice_select_answer_fn(
+        // One parser serves the summary index and LLMRerank: a choice with an
+        // unreadable relevance is kept with 1.0; out-of-range numbers are dropped.
+        let got = default_parse_choice_select_answer_fn(
             "Doc: 9, Relevance: 7\nDoc: 3, Relevance: 4/10\nnoise\nDoc: 12, Relevance: 9\n\
              Doc: 0, Relevance: 5\nDoc: x, Relevance: 5\nDoc: 2, Relevance: high\nDoc: 1,Relevance:8",
             10,
         );
-        assert_eq!(n, [9, 3, 1]);
-        assert_eq!(r, [7.0, 4.0, 8.0]);
+        assert_eq!(got, [(9, 7.0), (3, 4.0), (2, 1.0), (1, 8.0)]);
     }
 
     #[test]
