@@ -12,6 +12,8 @@
 //! - `filters`, `node_ids` and `doc_ids` restrict the candidates before
 //!   scoring. LlamaIndex ignores `doc_ids`; ragloom keeps only nodes whose
 //!   ref doc id is listed. Nested filters are evaluated (LlamaIndex raises).
+//!   The rows a filter keeps are remembered until the next write, so
+//!   repeating a query's filters (a retriever's fixed filters) skips them.
 //! - Scores are cosine similarity by default (dot product or negated
 //!   Euclidean distance with [`SimpleVectorStore::with_similarity_mode`]).
 //!   A zero vector has cosine 0.0 with everything (LlamaIndex: NaN).
@@ -61,7 +63,8 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Below this many stored floats a query scans on the calling thread:
 /// splitting work across threads costs more than it saves on small stores.
@@ -70,6 +73,11 @@ const PARALLEL_MIN_FLOATS: usize = 1 << 18;
 const PARALLEL_MIN_ROWS: usize = 4096;
 /// Smallest piece of work handed to one thread.
 const PARALLEL_CHUNK_ROWS: usize = 1024;
+/// Rows formatted by one thread at a time when persisting.
+const PERSIST_PIECE_ROWS: usize = 256;
+/// Rows formatted before being written: bounds the memory a persist takes
+/// (about 8 KB per row of 384 floats).
+const PERSIST_ROUND_ROWS: usize = 4096;
 
 /// The store's contents. Row `r` of every column describes one node; rows
 /// stay in insertion order (as Python's dicts do), which decides tie order.
@@ -226,6 +234,19 @@ impl Data {
 pub struct SimpleVectorStore {
     data: RwLock<Data>,
     similarity_mode: SimilarityMode,
+    /// Bumped by every write, so cached candidates know when they are stale.
+    generation: AtomicU64,
+    /// The rows the last filtered query kept: a retriever with fixed filters
+    /// evaluates them once per version of the store, not once per query.
+    candidate_cache: Mutex<Option<CandidateCache>>,
+}
+
+/// The candidate rows of one set of filters at one store version.
+struct CandidateCache {
+    generation: u64,
+    /// `filters` and `doc_ids` of the query, as JSON.
+    key: String,
+    rows: Arc<Vec<usize>>,
 }
 
 impl Default for SimpleVectorStore {
@@ -248,9 +269,15 @@ impl fmt::Debug for SimpleVectorStore {
 impl SimpleVectorStore {
     /// An empty store scoring by cosine similarity.
     pub fn new() -> Self {
+        Self::with_data(Data::default())
+    }
+
+    fn with_data(data: Data) -> Self {
         Self {
-            data: RwLock::new(Data::default()),
+            data: RwLock::new(data),
             similarity_mode: SimilarityMode::Cosine,
+            generation: AtomicU64::new(0),
+            candidate_cache: Mutex::new(None),
         }
     }
 
@@ -277,10 +304,7 @@ impl SimpleVectorStore {
             .deserialize(&mut de)
             .and_then(|d| de.end().map(|()| d))
             .map_err(|e| Error::corrupt(path, e))?;
-        Ok(Self {
-            data: RwLock::new(data),
-            similarity_mode: SimilarityMode::Cosine,
-        })
+        Ok(Self::with_data(data))
     }
 
     /// Loads `{namespace}__vector_store.json` from `persist_dir` (LlamaIndex
@@ -335,7 +359,49 @@ impl SimpleVectorStore {
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, Data> {
-        self.data.write().unwrap_or_else(PoisonError::into_inner)
+        let guard = self.data.write().unwrap_or_else(PoisonError::into_inner);
+        // Readers compare generations under the read lock, so bumping while
+        // the write lock is held orders every cached entry before this write.
+        self.generation.fetch_add(1, Ordering::Relaxed);
+        guard
+    }
+
+    /// [`candidates`], reusing the rows of the previous query when its
+    /// filters and `doc_ids` were the same and nothing was written since.
+    fn cached_candidates(&self, data: &Data, query: &VectorStoreQuery) -> Option<Arc<Vec<usize>>> {
+        let filtered =
+            query.filters.as_ref().is_some_and(|f| !f.is_empty()) || query.doc_ids.is_some();
+        let key = if filtered && query.node_ids.is_none() {
+            serde_json::to_string(&(&query.filters, &query.doc_ids)).ok()
+        } else {
+            None
+        };
+        let Some(key) = key else {
+            return candidates(data, query).map(Arc::new);
+        };
+        let generation = self.generation.load(Ordering::Relaxed);
+        {
+            let cache = self
+                .candidate_cache
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some(hit) = cache
+                .as_ref()
+                .filter(|c| c.generation == generation && c.key == key)
+            {
+                return Some(Arc::clone(&hit.rows));
+            }
+        }
+        let rows = Arc::new(candidates(data, query)?);
+        *self
+            .candidate_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(CandidateCache {
+            generation,
+            key,
+            rows: Arc::clone(&rows),
+        });
+        Some(rows)
     }
 
     fn add_nodes(&self, nodes: &[Node]) -> Result<Vec<String>> {
@@ -421,9 +487,9 @@ impl SimpleVectorStore {
                     .to_string(),
             ));
         }
-        let candidates = candidates(&data, query);
+        let candidates = self.cached_candidates(&data, query);
         let scorer = Scorer::new(&data, embedding, self.similarity_mode);
-        let scores = scorer.score_rows(candidates.as_deref(), data.len());
+        let scores = scorer.score_rows(candidates.as_deref().map(Vec::as_slice), data.len());
         let rows = |i: usize| candidates.as_ref().map_or(i, |c| c[i]);
         let picked = match query.mode {
             VectorStoreQueryMode::Mmr => {
@@ -445,31 +511,29 @@ impl SimpleVectorStore {
 
     fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let data = self.read();
-        // One row at a time into a reused buffer: one write call per row.
-        let mut row: Vec<u8> = Vec::new();
         out.write_all(b"{\"embedding_dict\": {")?;
-        for r in 0..data.len() {
-            row.clear();
-            if r > 0 {
-                row.extend_from_slice(b", ");
-            }
-            write_python_json(&mut row, &data.ids[r])?;
-            row.extend_from_slice(b": [");
-            let span = r * data.dim..(r + 1) * data.dim;
-            match &data.wide {
-                Some(wide) => {
-                    for (i, v) in wide[span].iter().enumerate() {
-                        push_float(&mut row, i, *v);
+        // Formatting the floats is most of the work: rows are formatted in
+        // pieces across threads, a bounded round at a time, and written in order.
+        let n = data.len();
+        let mut start = 0;
+        while start < n {
+            let end = n.min(start + PERSIST_ROUND_ROWS);
+            let pieces: Vec<Vec<u8>> = (start..end)
+                .step_by(PERSIST_PIECE_ROWS)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|first| {
+                    let mut piece = Vec::new();
+                    for r in first..end.min(first + PERSIST_PIECE_ROWS) {
+                        write_row(&data, r, &mut piece)?;
                     }
-                }
-                None => {
-                    for (i, v) in data.vectors[span].iter().enumerate() {
-                        push_float(&mut row, i, f64::from(*v));
-                    }
-                }
+                    Ok(piece)
+                })
+                .collect::<std::io::Result<_>>()?;
+            for piece in pieces {
+                out.write_all(&piece)?;
             }
-            row.push(b']');
-            out.write_all(&row)?;
+            start = end;
         }
         out.write_all(b"}, \"text_id_to_ref_doc_id\": {")?;
         let mut first = true;
@@ -499,6 +563,31 @@ impl SimpleVectorStore {
     }
 }
 
+/// Appends row `r` of `embedding_dict`: `"id": [v, v, ...]`, after `", "`
+/// unless it is the first row.
+fn write_row(data: &Data, r: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
+    if r > 0 {
+        out.extend_from_slice(b", ");
+    }
+    write_python_json(out, &data.ids[r])?;
+    out.extend_from_slice(b": [");
+    let span = r * data.dim..(r + 1) * data.dim;
+    match &data.wide {
+        Some(wide) => {
+            for (i, v) in wide[span].iter().enumerate() {
+                push_float(out, i, *v);
+            }
+        }
+        None => {
+            for (i, v) in data.vectors[span].iter().enumerate() {
+                push_float(out, i, f64::from(*v));
+            }
+        }
+    }
+    out.push(b']');
+    Ok(())
+}
+
 /// Appends `v` as Python's `repr(float)` writes it, after `", "` unless it is
 /// the first value of its list.
 ///
@@ -514,7 +603,9 @@ fn push_float(out: &mut Vec<u8>, i: usize, v: f64) {
     if v.is_finite() && CompactFormatter.write_f64(out, v).is_ok() {
         let written = &out[start..];
         let digits = written.strip_prefix(b"-").unwrap_or(written);
-        if !digits.contains(&b'e') && !digits.starts_with(b"0.0000") {
+        // An exponent is at most `e-324`: only the last five bytes can hold the `e`.
+        let tail = &digits[digits.len().saturating_sub(5)..];
+        if !tail.iter().any(|&b| b == b'e') && !digits.starts_with(b"0.0000") {
             return;
         }
     }
@@ -1107,6 +1198,68 @@ mod tests {
         let q = VectorStoreQuery::new(vec![999.0, 1.0, 5.0, 0.5], 1);
         let top = store.query_sync(&q).map(|r| r.ids).unwrap_or_default();
         assert_eq!(top, ["n0999"]);
+    }
+
+    #[test]
+    fn cached_filter_rows_follow_writes() {
+        let store = SimpleVectorStore::new();
+        let node = |id: &str, color: &str, x: f32| {
+            Node::text_node("")
+                .with_id(id)
+                .with_metadata("color", color)
+                .with_embedding(vec![x, 1.0])
+        };
+        assert!(
+            store
+                .add_nodes(&[node("a", "red", 1.0), node("b", "blue", 2.0)])
+                .is_ok()
+        );
+        let red = VectorStoreQuery::new(vec![1.0, 1.0], 0)
+            .with_filters(MetadataFilters::from_pairs([("color", "red")]));
+        let ids = |q: &VectorStoreQuery| store.query_sync(q).map(|r| r.ids).unwrap_or_default();
+        assert_eq!(ids(&red), ["a"]);
+        assert_eq!(ids(&red), ["a"]);
+        // A write (a new red node, a changed colour) invalidates the rows.
+        assert!(
+            store
+                .add_nodes(&[node("c", "red", 3.0), node("a", "blue", 1.0)])
+                .is_ok()
+        );
+        assert_eq!(ids(&red), ["c"]);
+        let blue = VectorStoreQuery::new(vec![1.0, 1.0], 0)
+            .with_filters(MetadataFilters::from_pairs([("color", "blue")]));
+        assert_eq!(ids(&blue).len(), 2);
+        assert!(futures::executor::block_on(store.delete_nodes(&["b".to_string()], None)).is_ok());
+        assert_eq!(ids(&blue), ["a"]);
+        assert_eq!(ids(&red), ["c"]);
+    }
+
+    #[test]
+    fn parallel_persist_writes_rows_in_order() {
+        let store = SimpleVectorStore::new();
+        let n = PERSIST_ROUND_ROWS * 2 + PERSIST_PIECE_ROWS / 2 + 3;
+        let nodes: Vec<Node> = (0..n)
+            .map(|i| {
+                Node::text_node("")
+                    .with_id(format!("n{i}"))
+                    .with_embedding(vec![i as f32 / 7.0, -(i as f32)])
+            })
+            .collect();
+        assert!(store.add_nodes(&nodes).is_ok());
+        let mut parallel = Vec::new();
+        assert!(store.write_json(&mut parallel).is_ok());
+        let data = store.read();
+        let mut sequential = b"{\"embedding_dict\": {".to_vec();
+        for r in 0..n {
+            assert!(write_row(&data, r, &mut sequential).is_ok());
+        }
+        assert!(parallel.starts_with(&sequential), "rows out of order");
+        let text = String::from_utf8(parallel).unwrap_or_default();
+        assert!(
+            text.contains(&format!("\"n{}\": [", n - 1)),
+            "last row missing"
+        );
+        assert_eq!(text.matches("\"n").count(), 3 * n, "ids in all three dicts");
     }
 
     #[test]
