@@ -21,13 +21,13 @@ use std::time::Instant;
 #[tokio::main]
 async fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [flag, n] = args.as_slice() {
-        if flag == "--scale" {
-            let n = n
-                .parse()
-                .map_err(|_| Error::InvalidInput(format!("--scale wants a number, not `{n}`")))?;
-            return scale(n).await;
-        }
+    if let [flag, n] = args.as_slice()
+        && flag == "--scale"
+    {
+        let n = n
+            .parse()
+            .map_err(|_| Error::InvalidInput(format!("--scale wants a number, not `{n}`")))?;
+        return scale(n).await;
     }
     let data_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data");
     let persist_dir = std::env::temp_dir().join("ragloom-storage-example");

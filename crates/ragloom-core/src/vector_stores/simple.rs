@@ -605,7 +605,7 @@ fn push_float(out: &mut Vec<u8>, i: usize, v: f64) {
         let digits = written.strip_prefix(b"-").unwrap_or(written);
         // An exponent is at most `e-324`: only the last five bytes can hold the `e`.
         let tail = &digits[digits.len().saturating_sub(5)..];
-        if !tail.iter().any(|&b| b == b'e') && !digits.starts_with(b"0.0000") {
+        if !tail.contains(&b'e') && !digits.starts_with(b"0.0000") {
             return;
         }
     }
