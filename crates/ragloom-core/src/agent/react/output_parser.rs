@@ -123,8 +123,8 @@ pub fn extract_json_str(text: &str) -> Result<&str> {
     }
 }
 
-/// An action input read leniently (see [`dirty_json`](super::dirty_json)),
-/// or, when even that fails, its `"key": "string"` pairs as LlamaIndex's
+/// An action input read leniently, as the `dirtyjson` package reads it
+/// (single quotes, bare keys, trailing commas, comments), or, when even that fails, its `"key": "string"` pairs as LlamaIndex's
 /// `action_input_parser` rescues them.
 pub fn parse_action_input(json_str: &str) -> Map<String, Value> {
     match dirty_json::loads(json_str) {
