@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod agent;
 pub mod callbacks;
 pub mod chat_engine;
 pub mod data_structs;

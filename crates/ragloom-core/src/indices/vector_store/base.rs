@@ -285,7 +285,12 @@ impl VectorStoreIndex {
     /// `Context` retrieve the top 2 nodes, `CondenseQuestion` asks
     /// [`as_query_engine`](Self::as_query_engine), `Simple` ignores the
     /// index. Each engine's builder has the other options. The agent modes
-    /// (`React`, `OpenAi`, `Best`) are [`Error::Unsupported`] in this version.
+    /// give an agent whose one tool is a [`QueryEngineTool`](crate::tools::QueryEngineTool)
+    /// over [`as_query_engine`](Self::as_query_engine) (LlamaIndex's default
+    /// tool name and description): `React` a [`ReActAgent`](crate::agent::ReActAgent),
+    /// `OpenAi` a [`FunctionCallingAgent`](crate::agent::FunctionCallingAgent) (any model
+    /// with native tool calling; others are [`Error::Unsupported`]), `Best` the
+    /// function-calling agent when the model supports it, else ReAct.
     pub fn as_chat_engine(
         &self,
         chat_mode: ChatMode,
@@ -308,10 +313,22 @@ impl VectorStoreIndex {
                 CondensePlusContextChatEngine::from_defaults(Arc::new(self.as_retriever()), llm)?,
             ),
             ChatMode::React | ChatMode::OpenAi | ChatMode::Best => {
-                return Err(Error::Unsupported(format!(
-                    "chat mode `{chat_mode}` needs agents, which this version does not have yet; \
-                     use `ChatMode::CondensePlusContext` (the default) or another engine mode"
-                )));
+                let query_engine = Arc::new(self.as_query_engine(llm.clone())?);
+                let tool: Arc<dyn crate::tools::Tool> =
+                    Arc::new(crate::tools::QueryEngineTool::from_defaults(query_engine));
+                let function_calling = match chat_mode {
+                    ChatMode::OpenAi => true,
+                    ChatMode::Best => llm.metadata().is_function_calling_model,
+                    _ => false,
+                };
+                if function_calling {
+                    Arc::new(crate::agent::FunctionCallingAgent::from_tools(
+                        vec![tool],
+                        llm,
+                    )?)
+                } else {
+                    Arc::new(crate::agent::ReActAgent::from_tools(vec![tool], llm)?)
+                }
             }
         })
     }
