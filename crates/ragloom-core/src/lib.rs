@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod agent;
 pub mod callbacks;
 pub mod chat_engine;
 pub mod data_structs;
@@ -72,6 +73,11 @@ pub use query_engine::{
 };
 pub use tools::{
     LoadAndSearchToolSpec, OnDemandLoaderTool, QueryEngineTool, RetrieverTool, ToolSpec,
+};
+
+pub use retrievers::{
+    AutoMergingRetriever, BM25Retriever, FusionMode, QueryFusionRetriever, RecursiveRetriever,
+    RouterRetriever,
 };
 
 pub use embeddings::{Embedding, HashEmbedding, MockEmbedding, SimilarityMode};

@@ -103,11 +103,12 @@ pub enum ChatMode {
     /// [`CondensePlusContextChatEngine`]: condense, then retrieve and answer with context.
     #[default]
     CondensePlusContext,
-    /// A ReAct agent with a query engine tool (not available yet).
+    /// A [`ReActAgent`](crate::agent::ReActAgent) with a query engine tool.
     React,
-    /// A function-calling agent (not available yet).
+    /// A [`FunctionCallingAgent`](crate::agent::FunctionCallingAgent) with a
+    /// query engine tool (any model with native tool calling, not only OpenAI).
     OpenAi,
-    /// The best engine for the LLM (not available yet).
+    /// The function-calling agent if the model calls tools natively, else ReAct.
     Best,
 }
 

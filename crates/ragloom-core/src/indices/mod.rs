@@ -2,8 +2,14 @@
 //! embeds nodes into a vector store and retrieves them by similarity.
 
 pub mod query;
+pub mod summary;
+pub mod utils;
 pub mod vector_store;
 
+pub use summary::{
+    SummaryIndex, SummaryIndexBuilder, SummaryIndexEmbeddingRetriever, SummaryIndexLLMRetriever,
+    SummaryIndexRetriever,
+};
 pub use vector_store::{VectorIndexRetriever, VectorStoreIndex, VectorStoreIndexBuilder};
 
 use crate::data_structs::IndexStruct;

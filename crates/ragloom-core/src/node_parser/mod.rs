@@ -7,6 +7,7 @@
 
 #[cfg(feature = "code-splitter")]
 mod code;
+pub mod hierarchical;
 mod markdown;
 pub mod node_utils;
 pub mod punkt;
@@ -18,6 +19,10 @@ mod token;
 
 #[cfg(feature = "code-splitter")]
 pub use code::{CodeLanguage, CodeSplitter, DEFAULT_MAX_CHARS};
+pub use hierarchical::{
+    DEFAULT_HIERARCHY_CHUNK_SIZES, HierarchicalNodeParser, get_child_nodes, get_deeper_nodes,
+    get_leaf_nodes, get_root_nodes,
+};
 pub use markdown::MarkdownNodeParser;
 pub use node_utils::{
     build_nodes_from_splits, default_id_func, metadata_str_for_splitting, postprocess_parsed_nodes,

@@ -1,6 +1,20 @@
 //! Retrievers: a query in, scored nodes out. The vector-index retriever lives
 //! with its index; BM25, fusion and routers join it here.
 
+pub mod auto_merging;
+pub mod bm25;
+pub mod fusion;
+pub mod recursive;
+pub mod router;
+pub mod tokenize;
+
+pub use auto_merging::AutoMergingRetriever;
+pub use bm25::{BM25Retriever, BM25RetrieverBuilder};
+pub use fusion::{FusionMode, FusionResults, QueryFusionRetriever, QueryFusionRetrieverBuilder};
+pub use recursive::RecursiveRetriever;
+pub use router::RouterRetriever;
+pub use tokenize::Bm25Tokenizer;
+
 use crate::error::Result;
 use crate::schema::{NodeWithScore, QueryBundle};
 use async_trait::async_trait;

@@ -84,21 +84,32 @@ impl StorageContext {
 
     /// Writes every store under `persist_dir` in LlamaIndex's file layout
     /// (`docstore.json`, `index_store.json`, `graph_store.json`,
-    /// `{namespace}__vector_store.json`), each file atomically.
+    /// `{namespace}__vector_store.json`), each file atomically. The simple
+    /// stores write on Tokio's blocking pool, so the docstore and the vector
+    /// store are written at the same time.
     pub async fn persist(&self, persist_dir: impl AsRef<Path>) -> Result<()> {
         let dir = persist_dir.as_ref();
         tracing::info!(dir = %dir.display(), "persisting storage context");
         std::fs::create_dir_all(dir).map_err(|e| Error::io("creating directory", dir, e))?;
-        self.docstore.persist(&dir.join(DOCSTORE_FNAME)).await?;
-        self.index_store
-            .persist(&dir.join(INDEX_STORE_FNAME))
-            .await?;
+        let docstore_path = dir.join(DOCSTORE_FNAME);
+        let index_store_path = dir.join(INDEX_STORE_FNAME);
+        let vector_paths: Vec<_> = self
+            .vector_stores
+            .iter()
+            .map(|(namespace, store)| {
+                let path = dir.join(format!("{namespace}{NAMESPACE_SEP}{VECTOR_STORE_FNAME}"));
+                (store, path)
+            })
+            .collect();
+        // The docstore first: its future hands the work to another thread
+        // at once, and the vector stores are written meanwhile.
+        let docstore = self.docstore.persist(&docstore_path);
+        let vectors = futures::future::try_join_all(
+            vector_paths.iter().map(|(store, path)| store.persist(path)),
+        );
+        futures::future::try_join(docstore, vectors).await?;
+        self.index_store.persist(&index_store_path).await?;
         self.graph_store.persist(&dir.join(GRAPH_STORE_FNAME))?;
-        for (namespace, store) in &self.vector_stores {
-            store
-                .persist(&dir.join(format!("{namespace}{NAMESPACE_SEP}{VECTOR_STORE_FNAME}")))
-                .await?;
-        }
         Ok(())
     }
 
@@ -126,7 +137,21 @@ impl StorageContext {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
             ));
         }
-        let docstore = SimpleDocumentStore::from_persist_path(&dir.join(DOCSTORE_FNAME))?;
+        // The docstore and the vector stores are the big files: read them on
+        // two threads.
+        let docstore_path = dir.join(DOCSTORE_FNAME);
+        let (docstore, vector_stores) = std::thread::scope(|scope| {
+            let docstore = scope.spawn(|| SimpleDocumentStore::from_persist_path(&docstore_path));
+            let vector_stores = Self::load_vector_stores(dir, vector_store.is_some());
+            let docstore = docstore.join().unwrap_or_else(|_| {
+                Err(Error::Other(format!(
+                    "loading {} panicked",
+                    docstore_path.display()
+                )))
+            });
+            (docstore, vector_stores)
+        });
+        let (docstore, mut vector_stores) = (docstore?, vector_stores?);
         let index_store = SimpleIndexStore::from_persist_path(&dir.join(INDEX_STORE_FNAME))?;
         let graph_path = dir.join(GRAPH_STORE_FNAME);
         let graph_store = if graph_path.exists() {
@@ -134,27 +159,6 @@ impl StorageContext {
         } else {
             SimpleGraphStore::default()
         };
-        let mut vector_stores: BTreeMap<String, Arc<dyn VectorStore>> = BTreeMap::new();
-        let entries = std::fs::read_dir(dir).map_err(|e| Error::io("listing", dir, e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io("listing", dir, e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !name.ends_with(VECTOR_STORE_FNAME) || name.starts_with('.') {
-                continue;
-            }
-            // Older LlamaIndex wrote a bare `vector_store.json` for the default store.
-            let namespace = match name.split_once(NAMESPACE_SEP) {
-                Some((ns, _)) => ns.to_string(),
-                None => DEFAULT_VECTOR_STORE.to_string(),
-            };
-            if namespace == DEFAULT_VECTOR_STORE && vector_store.is_some() {
-                continue;
-            }
-            vector_stores.insert(
-                namespace,
-                Arc::new(SimpleVectorStore::from_persist_path(entry.path())?),
-            );
-        }
         match vector_store {
             Some(vs) => {
                 vector_stores.insert(DEFAULT_VECTOR_STORE.into(), vs);
@@ -180,5 +184,35 @@ impl StorageContext {
             vector_stores,
             graph_store: Arc::new(graph_store),
         })
+    }
+
+    /// The simple vector stores persisted in `dir`, by namespace; the default
+    /// one is skipped when `external_default` (another store replaces it).
+    fn load_vector_stores(
+        dir: &Path,
+        external_default: bool,
+    ) -> Result<BTreeMap<String, Arc<dyn VectorStore>>> {
+        let mut vector_stores: BTreeMap<String, Arc<dyn VectorStore>> = BTreeMap::new();
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::io("listing", dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("listing", dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(VECTOR_STORE_FNAME) || name.starts_with('.') {
+                continue;
+            }
+            // Older LlamaIndex wrote a bare `vector_store.json` for the default store.
+            let namespace = match name.split_once(NAMESPACE_SEP) {
+                Some((ns, _)) => ns.to_string(),
+                None => DEFAULT_VECTOR_STORE.to_string(),
+            };
+            if namespace == DEFAULT_VECTOR_STORE && external_default {
+                continue;
+            }
+            vector_stores.insert(
+                namespace,
+                Arc::new(SimpleVectorStore::from_persist_path(entry.path())?),
+            );
+        }
+        Ok(vector_stores)
     }
 }

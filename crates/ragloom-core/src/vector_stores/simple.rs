@@ -4,13 +4,16 @@
 //! Vectors live in one contiguous row-major `f32` buffer with their norms
 //! precomputed, so a query is one pass over memory (split across cores for
 //! large stores). Beside it the store keeps each vector's values exactly as
-//! given (`f64`, as read from a file or widened from a node's `f32`), so that
-//! persisting writes back what was loaded, digit for digit.
+//! given (`f64`, as read from a file) when they are not exactly `f32`s, so
+//! that persisting writes back what was loaded, digit for digit; a store built
+//! from nodes (whose embeddings are `f32`) keeps only the `f32` buffer.
 //!
 //! Query semantics, as LlamaIndex 0.14.25's `SimpleVectorStore`, except where noted:
 //! - `filters`, `node_ids` and `doc_ids` restrict the candidates before
 //!   scoring. LlamaIndex ignores `doc_ids`; ragloom keeps only nodes whose
 //!   ref doc id is listed. Nested filters are evaluated (LlamaIndex raises).
+//!   The rows a filter keeps are remembered until the next write, so
+//!   repeating a query's filters (a retriever's fixed filters) skips them.
 //! - Scores are cosine similarity by default (dot product or negated
 //!   Euclidean distance with [`SimpleVectorStore::with_similarity_mode`]).
 //!   A zero vector has cosine 0.0 with everything (LlamaIndex: NaN).
@@ -55,11 +58,13 @@ use rayon::prelude::*;
 use serde::Deserializer;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde_json::Value;
+use serde_json::ser::{CompactFormatter, Formatter};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Below this many stored floats a query scans on the calling thread:
 /// splitting work across threads costs more than it saves on small stores.
@@ -68,6 +73,11 @@ const PARALLEL_MIN_FLOATS: usize = 1 << 18;
 const PARALLEL_MIN_ROWS: usize = 4096;
 /// Smallest piece of work handed to one thread.
 const PARALLEL_CHUNK_ROWS: usize = 1024;
+/// Rows formatted by one thread at a time when persisting.
+const PERSIST_PIECE_ROWS: usize = 256;
+/// Rows formatted before being written: bounds the memory a persist takes
+/// (about 8 KB per row of 384 floats).
+const PERSIST_ROUND_ROWS: usize = 4096;
 
 /// The store's contents. Row `r` of every column describes one node; rows
 /// stay in insertion order (as Python's dicts do), which decides tie order.
@@ -82,8 +92,10 @@ struct Data {
     vectors: Vec<f32>,
     /// The Euclidean norm of each row of `vectors`.
     norms: Vec<f64>,
-    /// The values as given, same layout as `vectors`, for persisting.
-    values: Vec<f64>,
+    /// The values as given, same layout as `vectors`, for persisting; `None`
+    /// while every value is exactly its `f32` (always so for nodes, whose
+    /// embeddings are `f32`), so such stores hold 4 bytes per value, not 12.
+    wide: Option<Vec<f64>>,
     /// `text_id_to_ref_doc_id`: `None` only for a file that lacked the entry.
     ref_doc_ids: Vec<Option<String>>,
     /// `metadata_dict`: `None` only for a file that lacked the entry.
@@ -97,6 +109,21 @@ impl Data {
 
     fn row(&self, r: usize) -> &[f32] {
         &self.vectors[r * self.dim..(r + 1) * self.dim]
+    }
+
+    /// Row `r`'s values as given.
+    fn values(&self, r: usize) -> Vec<f64> {
+        let span = r * self.dim..(r + 1) * self.dim;
+        match &self.wide {
+            Some(wide) => wide[span].to_vec(),
+            None => self.vectors[span].iter().map(|v| f64::from(*v)).collect(),
+        }
+    }
+
+    /// Number of floats in the scoring buffer (rows × dimension).
+    #[cfg(test)]
+    fn buffer_len(&self) -> usize {
+        self.vectors.len()
     }
 
     /// Appends a row, or overwrites the row of an id already present (where
@@ -113,12 +140,21 @@ impl Data {
         }
         let vector: Vec<f32> = values.clone().map(|v| v as f32).collect();
         let norm = dot(&vector, &vector).sqrt();
+        let exact = values
+            .clone()
+            .zip(&vector)
+            .all(|(v, f)| v.to_bits() == f64::from(*f).to_bits());
+        if !exact && self.wide.is_none() {
+            self.wide = Some(self.vectors.iter().map(|v| f64::from(*v)).collect());
+        }
         match self.rows.get(id) {
             Some(&r) => {
                 let span = r * self.dim..(r + 1) * self.dim;
                 self.vectors[span.clone()].copy_from_slice(&vector);
-                for (slot, v) in self.values[span].iter_mut().zip(values) {
-                    *slot = v;
+                if let Some(wide) = &mut self.wide {
+                    for (slot, v) in wide[span].iter_mut().zip(values) {
+                        *slot = v;
+                    }
                 }
                 self.norms[r] = norm;
                 self.ref_doc_ids[r] = ref_doc_id;
@@ -128,7 +164,9 @@ impl Data {
                 self.rows.insert(id.to_string(), self.len());
                 self.ids.push(id.to_string());
                 self.vectors.extend_from_slice(&vector);
-                self.values.extend(values);
+                if let Some(wide) = &mut self.wide {
+                    wide.extend(values);
+                }
                 self.norms.push(norm);
                 self.ref_doc_ids.push(ref_doc_id);
                 self.metadata.push(metadata);
@@ -148,7 +186,9 @@ impl Data {
             }
             if w != r {
                 self.vectors.copy_within(r * dim..(r + 1) * dim, w * dim);
-                self.values.copy_within(r * dim..(r + 1) * dim, w * dim);
+                if let Some(wide) = &mut self.wide {
+                    wide.copy_within(r * dim..(r + 1) * dim, w * dim);
+                }
                 self.ids.swap(w, r);
                 self.norms.swap(w, r);
                 self.ref_doc_ids.swap(w, r);
@@ -164,11 +204,16 @@ impl Data {
         self.ref_doc_ids.truncate(w);
         self.metadata.truncate(w);
         self.vectors.truncate(w * dim);
-        self.values.truncate(w * dim);
         // Give memory back once most of it is dead.
-        if self.vectors.capacity() > 2 * self.vectors.len() {
+        let shrink = self.vectors.capacity() > 2 * self.vectors.len();
+        if shrink {
             self.vectors.shrink_to_fit();
-            self.values.shrink_to_fit();
+        }
+        if let Some(wide) = &mut self.wide {
+            wide.truncate(w * dim);
+            if shrink {
+                wide.shrink_to_fit();
+            }
         }
         self.rows = self
             .ids
@@ -189,6 +234,19 @@ impl Data {
 pub struct SimpleVectorStore {
     data: RwLock<Data>,
     similarity_mode: SimilarityMode,
+    /// Bumped by every write, so cached candidates know when they are stale.
+    generation: AtomicU64,
+    /// The rows the last filtered query kept: a retriever with fixed filters
+    /// evaluates them once per version of the store, not once per query.
+    candidate_cache: Mutex<Option<CandidateCache>>,
+}
+
+/// The candidate rows of one set of filters at one store version.
+struct CandidateCache {
+    generation: u64,
+    /// `filters` and `doc_ids` of the query, as JSON.
+    key: String,
+    rows: Arc<Vec<usize>>,
 }
 
 impl Default for SimpleVectorStore {
@@ -211,9 +269,15 @@ impl fmt::Debug for SimpleVectorStore {
 impl SimpleVectorStore {
     /// An empty store scoring by cosine similarity.
     pub fn new() -> Self {
+        Self::with_data(Data::default())
+    }
+
+    fn with_data(data: Data) -> Self {
         Self {
-            data: RwLock::new(Data::default()),
+            data: RwLock::new(data),
             similarity_mode: SimilarityMode::Cosine,
+            generation: AtomicU64::new(0),
+            candidate_cache: Mutex::new(None),
         }
     }
 
@@ -240,10 +304,7 @@ impl SimpleVectorStore {
             .deserialize(&mut de)
             .and_then(|d| de.end().map(|()| d))
             .map_err(|e| Error::corrupt(path, e))?;
-        Ok(Self {
-            data: RwLock::new(data),
-            similarity_mode: SimilarityMode::Cosine,
-        })
+        Ok(Self::with_data(data))
     }
 
     /// Loads `{namespace}__vector_store.json` from `persist_dir` (LlamaIndex
@@ -287,7 +348,7 @@ impl SimpleVectorStore {
             .rows
             .get(text_id)
             .ok_or_else(|| Error::NotFound(format!("node `{text_id}` in SimpleVectorStore")))?;
-        Ok(data.values[r * data.dim..(r + 1) * data.dim].to_vec())
+        Ok(data.values(r))
     }
 
     fn read(&self) -> RwLockReadGuard<'_, Data> {
@@ -298,7 +359,49 @@ impl SimpleVectorStore {
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, Data> {
-        self.data.write().unwrap_or_else(PoisonError::into_inner)
+        let guard = self.data.write().unwrap_or_else(PoisonError::into_inner);
+        // Readers compare generations under the read lock, so bumping while
+        // the write lock is held orders every cached entry before this write.
+        self.generation.fetch_add(1, Ordering::Relaxed);
+        guard
+    }
+
+    /// [`candidates`], reusing the rows of the previous query when its
+    /// filters and `doc_ids` were the same and nothing was written since.
+    fn cached_candidates(&self, data: &Data, query: &VectorStoreQuery) -> Option<Arc<Vec<usize>>> {
+        let filtered =
+            query.filters.as_ref().is_some_and(|f| !f.is_empty()) || query.doc_ids.is_some();
+        let key = if filtered && query.node_ids.is_none() {
+            serde_json::to_string(&(&query.filters, &query.doc_ids)).ok()
+        } else {
+            None
+        };
+        let Some(key) = key else {
+            return candidates(data, query).map(Arc::new);
+        };
+        let generation = self.generation.load(Ordering::Relaxed);
+        {
+            let cache = self
+                .candidate_cache
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some(hit) = cache
+                .as_ref()
+                .filter(|c| c.generation == generation && c.key == key)
+            {
+                return Some(Arc::clone(&hit.rows));
+            }
+        }
+        let rows = Arc::new(candidates(data, query)?);
+        *self
+            .candidate_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(CandidateCache {
+            generation,
+            key,
+            rows: Arc::clone(&rows),
+        });
+        Some(rows)
     }
 
     fn add_nodes(&self, nodes: &[Node]) -> Result<Vec<String>> {
@@ -384,9 +487,9 @@ impl SimpleVectorStore {
                     .to_string(),
             ));
         }
-        let candidates = candidates(&data, query);
+        let candidates = self.cached_candidates(&data, query);
         let scorer = Scorer::new(&data, embedding, self.similarity_mode);
-        let scores = scorer.score_rows(candidates.as_deref(), data.len());
+        let scores = scorer.score_rows(candidates.as_deref().map(Vec::as_slice), data.len());
         let rows = |i: usize| candidates.as_ref().map_or(i, |c| c[i]);
         let picked = match query.mode {
             VectorStoreQueryMode::Mmr => {
@@ -408,26 +511,29 @@ impl SimpleVectorStore {
 
     fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let data = self.read();
-        let mut num = String::new();
         out.write_all(b"{\"embedding_dict\": {")?;
-        for r in 0..data.len() {
-            if r > 0 {
-                out.write_all(b", ")?;
+        // Formatting the floats is most of the work: rows are formatted in
+        // pieces across threads, a bounded round at a time, and written in order.
+        let n = data.len();
+        let mut start = 0;
+        while start < n {
+            let end = n.min(start + PERSIST_ROUND_ROWS);
+            let pieces: Vec<Vec<u8>> = (start..end)
+                .step_by(PERSIST_PIECE_ROWS)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|first| {
+                    let mut piece = Vec::new();
+                    for r in first..end.min(first + PERSIST_PIECE_ROWS) {
+                        write_row(&data, r, &mut piece)?;
+                    }
+                    Ok(piece)
+                })
+                .collect::<std::io::Result<_>>()?;
+            for piece in pieces {
+                out.write_all(&piece)?;
             }
-            write_python_json(out, &data.ids[r])?;
-            out.write_all(b": [")?;
-            for (i, v) in data.values[r * data.dim..(r + 1) * data.dim]
-                .iter()
-                .enumerate()
-            {
-                if i > 0 {
-                    out.write_all(b", ")?;
-                }
-                num.clear();
-                num.push_str(&float_repr(*v));
-                out.write_all(num.as_bytes())?;
-            }
-            out.write_all(b"]")?;
+            start = end;
         }
         out.write_all(b"}, \"text_id_to_ref_doc_id\": {")?;
         let mut first = true;
@@ -455,6 +561,56 @@ impl SimpleVectorStore {
         }
         out.write_all(b"}}")
     }
+}
+
+/// Appends row `r` of `embedding_dict`: `"id": [v, v, ...]`, after `", "`
+/// unless it is the first row.
+fn write_row(data: &Data, r: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
+    if r > 0 {
+        out.extend_from_slice(b", ");
+    }
+    write_python_json(out, &data.ids[r])?;
+    out.extend_from_slice(b": [");
+    let span = r * data.dim..(r + 1) * data.dim;
+    match &data.wide {
+        Some(wide) => {
+            for (i, v) in wide[span].iter().enumerate() {
+                push_float(out, i, *v);
+            }
+        }
+        None => {
+            for (i, v) in data.vectors[span].iter().enumerate() {
+                push_float(out, i, f64::from(*v));
+            }
+        }
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// Appends `v` as Python's `repr(float)` writes it, after `", "` unless it is
+/// the first value of its list.
+///
+/// The shortest round-trip digits (Ryū, through serde_json's formatter) are
+/// what Python prints too; the two only lay them out differently for
+/// exponents outside `-4..16` (`1e-05`, `1e+16`) and at `-5` (`0.00001`),
+/// which take the slower general path.
+fn push_float(out: &mut Vec<u8>, i: usize, v: f64) {
+    if i > 0 {
+        out.extend_from_slice(b", ");
+    }
+    let start = out.len();
+    if v.is_finite() && CompactFormatter.write_f64(out, v).is_ok() {
+        let written = &out[start..];
+        let digits = written.strip_prefix(b"-").unwrap_or(written);
+        // An exponent is at most `e-324`: only the last five bytes can hold the `e`.
+        let tail = &digits[digits.len().saturating_sub(5)..];
+        if !tail.contains(&b'e') && !digits.starts_with(b"0.0000") {
+            return;
+        }
+    }
+    out.truncate(start);
+    out.extend_from_slice(float_repr(v).as_bytes());
 }
 
 /// An `f32` setting as the decimal the user wrote (0.3, not 0.30000001192...),
@@ -926,6 +1082,204 @@ impl<'de> Visitor<'de> for RowSeed<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_floats_are_python_reprs() {
+        let mut specials = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.1,
+            1e-4,
+            1.5e-4,
+            1e-5,
+            9.999e-5,
+            0.00012345,
+            1e15,
+            1e16,
+            9.999999999999998e15,
+            1.5e16,
+            123456789.0,
+            1e300,
+            5e-324,
+            -2.5e-7,
+            0.5,
+            3.0,
+        ];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let f = f64::from_bits(x);
+            if f.is_finite() {
+                specials.push(f);
+            }
+            // Values like embeddings: f32s of every magnitude, widened.
+            let g = f64::from(f32::from_bits((x >> 32) as u32));
+            if g.is_finite() {
+                specials.push(g);
+            }
+        }
+        for v in specials {
+            let mut out = Vec::new();
+            push_float(&mut out, 0, v);
+            let fast = String::from_utf8(out).unwrap_or_default();
+            let general = float_repr(v);
+            // Both are shortest round-trip digits in Python's layout; they may
+            // differ only where two shortest candidates are equally near, and
+            // there Python (as Ryū) rounds half to even (the table below).
+            assert_eq!(fast.parse::<f64>().ok(), Some(v), "{fast}");
+            assert_eq!(fast.len(), general.len(), "{v:e}: {fast} vs {general}");
+            assert_eq!(
+                fast.contains('e'),
+                general.contains('e'),
+                "{v:e}: {fast} vs {general}"
+            );
+        }
+        // Python's repr of f32 values whose exact expansion ends in a tie.
+        for (exact, python) in [
+            ("750.34869384765625", "750.3486938476562"),
+            ("-524.07073974609375", "-524.0707397460938"),
+            ("-260.08966064453125", "-260.08966064453125"),
+            ("-973.66400146484375", "-973.6640014648438"),
+            ("674.93817138671875", "674.9381713867188"),
+            ("672.92291259765625", "672.9229125976562"),
+        ] {
+            let mut out = Vec::new();
+            push_float(&mut out, 0, exact.parse().unwrap_or_default());
+            assert_eq!(String::from_utf8(out).unwrap_or_default(), python);
+        }
+        let mut out = Vec::new();
+        push_float(&mut out, 1, 0.25);
+        assert_eq!(out, b", 0.25");
+    }
+
+    #[test]
+    fn deleting_shrinks_the_buffers_and_keeps_answers() {
+        let store = SimpleVectorStore::new();
+        let nodes: Vec<Node> = (0..1000)
+            .map(|i| {
+                Node::text_node("")
+                    .with_id(format!("n{i:04}"))
+                    .with_relationship(
+                        crate::schema::NodeRelationship::Source,
+                        crate::schema::RelatedNodeInfo::new(format!("d{}", i % 10)),
+                    )
+                    .with_embedding(vec![i as f32, 1.0, (i % 7) as f32, 0.5])
+            })
+            .collect();
+        assert!(store.add_nodes(&nodes).is_ok());
+        assert_eq!(store.read().buffer_len(), 4000);
+        assert!(
+            store.read().wide.is_none(),
+            "f32 embeddings need no f64 copy"
+        );
+        for d in 0..9 {
+            assert!(futures::executor::block_on(store.delete(&format!("d{d}"))).is_ok());
+        }
+        let data = store.read();
+        assert_eq!(data.buffer_len(), 400);
+        assert!(
+            data.vectors.capacity() < 4000,
+            "{}",
+            data.vectors.capacity()
+        );
+        assert_eq!(data.norms.len(), 100);
+        assert_eq!(data.rows.len(), 100);
+        assert!(data.ids.iter().all(|id| id.ends_with('9')));
+        for (r, id) in data.ids.iter().enumerate() {
+            assert_eq!(data.rows[id], r);
+            let i: f32 = id[1..].parse().unwrap_or(-1.0);
+            assert_eq!(data.row(r)[0], i);
+        }
+        drop(data);
+        let q = VectorStoreQuery::new(vec![999.0, 1.0, 5.0, 0.5], 1);
+        let top = store.query_sync(&q).map(|r| r.ids).unwrap_or_default();
+        assert_eq!(top, ["n0999"]);
+    }
+
+    #[test]
+    fn cached_filter_rows_follow_writes() {
+        let store = SimpleVectorStore::new();
+        let node = |id: &str, color: &str, x: f32| {
+            Node::text_node("")
+                .with_id(id)
+                .with_metadata("color", color)
+                .with_embedding(vec![x, 1.0])
+        };
+        assert!(
+            store
+                .add_nodes(&[node("a", "red", 1.0), node("b", "blue", 2.0)])
+                .is_ok()
+        );
+        let red = VectorStoreQuery::new(vec![1.0, 1.0], 0)
+            .with_filters(MetadataFilters::from_pairs([("color", "red")]));
+        let ids = |q: &VectorStoreQuery| store.query_sync(q).map(|r| r.ids).unwrap_or_default();
+        assert_eq!(ids(&red), ["a"]);
+        assert_eq!(ids(&red), ["a"]);
+        // A write (a new red node, a changed colour) invalidates the rows.
+        assert!(
+            store
+                .add_nodes(&[node("c", "red", 3.0), node("a", "blue", 1.0)])
+                .is_ok()
+        );
+        assert_eq!(ids(&red), ["c"]);
+        let blue = VectorStoreQuery::new(vec![1.0, 1.0], 0)
+            .with_filters(MetadataFilters::from_pairs([("color", "blue")]));
+        assert_eq!(ids(&blue).len(), 2);
+        assert!(futures::executor::block_on(store.delete_nodes(&["b".to_string()], None)).is_ok());
+        assert_eq!(ids(&blue), ["a"]);
+        assert_eq!(ids(&red), ["c"]);
+    }
+
+    #[test]
+    fn parallel_persist_writes_rows_in_order() {
+        let store = SimpleVectorStore::new();
+        let n = PERSIST_ROUND_ROWS * 2 + PERSIST_PIECE_ROWS / 2 + 3;
+        let nodes: Vec<Node> = (0..n)
+            .map(|i| {
+                Node::text_node("")
+                    .with_id(format!("n{i}"))
+                    .with_embedding(vec![i as f32 / 7.0, -(i as f32)])
+            })
+            .collect();
+        assert!(store.add_nodes(&nodes).is_ok());
+        let mut parallel = Vec::new();
+        assert!(store.write_json(&mut parallel).is_ok());
+        let data = store.read();
+        let mut sequential = b"{\"embedding_dict\": {".to_vec();
+        for r in 0..n {
+            assert!(write_row(&data, r, &mut sequential).is_ok());
+        }
+        assert!(parallel.starts_with(&sequential), "rows out of order");
+        let text = String::from_utf8(parallel).unwrap_or_default();
+        assert!(
+            text.contains(&format!("\"n{}\": [", n - 1)),
+            "last row missing"
+        );
+        assert_eq!(text.matches("\"n").count(), 3 * n, "ids in all three dicts");
+    }
+
+    #[test]
+    fn values_beyond_f32_keep_their_digits() {
+        let store = SimpleVectorStore::new();
+        let exact = Node::text_node("")
+            .with_id("a")
+            .with_embedding(vec![0.5, 0.25]);
+        assert!(store.add_nodes(&[exact]).is_ok());
+        assert!(store.read().wide.is_none());
+        // A row read from a file holding a value no f32 represents.
+        store
+            .write()
+            .upsert("b", [0.1f64, 0.2].into_iter(), None, None);
+        let data = store.read();
+        assert_eq!(data.wide.as_deref(), Some(&[0.5, 0.25, 0.1, 0.2][..]));
+        assert_eq!(data.values(0), [0.5, 0.25]);
+        assert_eq!(data.values(1), [0.1, 0.2]);
+        assert_eq!(data.row(1), [0.1f32, 0.2f32]);
+    }
 
     #[test]
     fn python_heap_keeps_largest_ids_among_ties() {

@@ -14,9 +14,10 @@ use crate::llms::Llm;
 use crate::node_parser::SentenceSplitter;
 use crate::query_engine::RetrieverQueryEngine;
 use crate::schema::{MetadataMode, Node, NodeKind};
-use crate::storage::StorageContext;
+use crate::storage::{RefDocInfo, StorageContext};
 use crate::transform::TransformComponent;
 use crate::vector_stores::VectorStore;
+use indexmap::IndexMap;
 use std::sync::{Arc, RwLock};
 use tracing::Instrument;
 
@@ -180,26 +181,70 @@ impl VectorStoreIndex {
             .unwrap_or_default()
     }
 
-    /// A copy of the index struct.
     /// Maps vector-store ids to node ids under the read lock, without copying
-    /// the index struct (this runs on every query).
-    pub(crate) fn node_ids_for(&self, vector_ids: &[String]) -> Result<Vec<String>> {
-        let s = self
-            .index_struct
-            .read()
-            .map_err(|_| Error::Other("index lock poisoned".into()))?;
-        vector_ids
+    /// the index struct (this runs on every query); `None` if any id is not
+    /// this index's (another index's node in a shared vector store).
+    pub(crate) fn node_ids_for(&self, vector_ids: &[String]) -> Result<Option<Vec<String>>> {
+        let s = self.struct_ref()?;
+        Ok(vector_ids
             .iter()
-            .map(|id| {
-                s.nodes_dict.get(id).cloned().ok_or_else(|| {
-                    Error::NotFound(format!(
-                        "node `{id}` returned by the vector store is not in the index"
-                    ))
-                })
-            })
-            .collect()
+            .map(|id| s.nodes_dict.get(id).cloned())
+            .collect())
     }
 
+    /// The vector-store ids of this index's nodes, in insertion order.
+    pub(crate) fn vector_ids(&self) -> Result<Vec<String>> {
+        Ok(self.struct_ref()?.nodes_dict.keys().cloned().collect())
+    }
+
+    fn struct_ref(&self) -> Result<std::sync::RwLockReadGuard<'_, IndexDict>> {
+        self.index_struct
+            .read()
+            .map_err(|_| Error::Other("index lock poisoned".into()))
+    }
+
+    /// Renames the index (LlamaIndex `set_index_id`): the struct under the
+    /// old id leaves the index store and comes back under `index_id`, so
+    /// several indexes can share one storage context and be loaded by id.
+    pub async fn set_index_id(&self, index_id: impl Into<String>) -> Result<()> {
+        let index_id = index_id.into();
+        let old = std::mem::replace(&mut self.struct_mut()?.index_id, index_id);
+        let index_store = &self.storage_context.index_store;
+        index_store.delete_index_struct(&old).await?;
+        index_store
+            .add_index_struct(IndexStruct::IndexDict(self.index_struct()))
+            .await
+    }
+
+    /// The source documents of this index's nodes, each with its node ids and
+    /// metadata, in node order (LlamaIndex `ref_doc_info`). Only for indexes
+    /// that keep their nodes in the docstore; otherwise [`Error::Unsupported`].
+    pub async fn ref_doc_info(&self) -> Result<IndexMap<String, RefDocInfo>> {
+        if !self.keeps_nodes() {
+            return Err(Error::Unsupported(
+                "ref_doc_info needs the nodes in the docstore; this vector store keeps them \
+                 (build the index with store_nodes_override(true))"
+                    .into(),
+            ));
+        }
+        let node_ids: Vec<String> = self.struct_ref()?.nodes_dict.values().cloned().collect();
+        let docstore = &self.storage_context.docstore;
+        let mut out = IndexMap::new();
+        for node in docstore.get_nodes(&node_ids).await? {
+            let Some(source) = node.source_node() else {
+                continue;
+            };
+            if out.contains_key(&source.node_id) {
+                continue;
+            }
+            if let Some(info) = docstore.get_ref_doc_info(&source.node_id).await? {
+                out.insert(source.node_id.clone(), info);
+            }
+        }
+        Ok(out)
+    }
+
+    /// A copy of the index struct.
     pub fn index_struct(&self) -> IndexDict {
         self.index_struct
             .read()
@@ -240,7 +285,12 @@ impl VectorStoreIndex {
     /// `Context` retrieve the top 2 nodes, `CondenseQuestion` asks
     /// [`as_query_engine`](Self::as_query_engine), `Simple` ignores the
     /// index. Each engine's builder has the other options. The agent modes
-    /// (`React`, `OpenAi`, `Best`) are [`Error::Unsupported`] in this version.
+    /// give an agent whose one tool is a [`QueryEngineTool`](crate::tools::QueryEngineTool)
+    /// over [`as_query_engine`](Self::as_query_engine) (LlamaIndex's default
+    /// tool name and description): `React` a [`ReActAgent`](crate::agent::ReActAgent),
+    /// `OpenAi` a [`FunctionCallingAgent`](crate::agent::FunctionCallingAgent) (any model
+    /// with native tool calling; others are [`Error::Unsupported`]), `Best` the
+    /// function-calling agent when the model supports it, else ReAct.
     pub fn as_chat_engine(
         &self,
         chat_mode: ChatMode,
@@ -263,10 +313,22 @@ impl VectorStoreIndex {
                 CondensePlusContextChatEngine::from_defaults(Arc::new(self.as_retriever()), llm)?,
             ),
             ChatMode::React | ChatMode::OpenAi | ChatMode::Best => {
-                return Err(Error::Unsupported(format!(
-                    "chat mode `{chat_mode}` needs agents, which this version does not have yet; \
-                     use `ChatMode::CondensePlusContext` (the default) or another engine mode"
-                )));
+                let query_engine = Arc::new(self.as_query_engine(llm.clone())?);
+                let tool: Arc<dyn crate::tools::Tool> =
+                    Arc::new(crate::tools::QueryEngineTool::from_defaults(query_engine));
+                let function_calling = match chat_mode {
+                    ChatMode::OpenAi => true,
+                    ChatMode::Best => llm.metadata().is_function_calling_model,
+                    _ => false,
+                };
+                if function_calling {
+                    Arc::new(crate::agent::FunctionCallingAgent::from_tools(
+                        vec![tool],
+                        llm,
+                    )?)
+                } else {
+                    Arc::new(crate::agent::ReActAgent::from_tools(vec![tool], llm)?)
+                }
             }
         })
     }
@@ -319,6 +381,12 @@ impl VectorStoreIndex {
         Ok(nodes)
     }
 
+    /// Adds nodes batch by batch. Each batch is written to the docstore and
+    /// the index struct *before* the vector store: queries start from the
+    /// vector store, whose add is atomic, so a query sees a batch's nodes
+    /// all at once and only when their text is already stored (LlamaIndex
+    /// writes the vector store first, which lets a concurrent query find an
+    /// id the index does not know yet).
     async fn add_nodes(&self, nodes: Vec<Node>) -> Result<()> {
         let keeps_nodes = self.keeps_nodes();
         let mut nodes = nodes;
@@ -327,32 +395,77 @@ impl VectorStoreIndex {
             let batch = self
                 .with_embeddings(std::mem::replace(&mut nodes, rest))
                 .await?;
-            let new_ids = self.vector_store.add(&batch).await?;
-            let mut stored: Vec<Node> = Vec::new();
-            let mut id_pairs: Vec<(String, String)> = Vec::new();
-            for (mut node, new_id) in batch.into_iter().zip(new_ids) {
-                if keeps_nodes || matches!(node.kind, NodeKind::Index { .. }) {
-                    // The vector store has the embedding; the docstore keeps the rest.
-                    node.embedding = None;
-                    id_pairs.push((node.id_.clone(), new_id));
-                    stored.push(node);
-                }
-            }
+            // The vector store keeps the embedding; the docstore keeps the rest.
+            let stored: Vec<Node> = batch
+                .iter()
+                .filter(|n| keeps_nodes || matches!(n.kind, NodeKind::Index { .. }))
+                .map(|n| Node {
+                    embedding: None,
+                    ..n.clone()
+                })
+                .collect();
             if !stored.is_empty() {
                 self.storage_context
                     .docstore
                     .add_documents(&stored, true, true)
                     .await?;
-                let mut s = self
-                    .index_struct
-                    .write()
-                    .map_err(|_| Error::Other("index lock poisoned".into()))?;
-                for (node_id, new_id) in &id_pairs {
-                    s.add_node(node_id, Some(new_id));
+                let mut s = self.struct_mut()?;
+                for node in &stored {
+                    // Provisionally under the node id; corrected below if the
+                    // vector store assigns ids of its own.
+                    s.add_node(&node.id_, None);
+                }
+            }
+            let new_ids = match self.vector_store.add(&batch).await {
+                Ok(ids) => ids,
+                Err(e) => {
+                    self.forget_provisional(&stored).await;
+                    return Err(e);
+                }
+            };
+            if !stored.is_empty() {
+                let by_id: std::collections::HashMap<&str, &str> = batch
+                    .iter()
+                    .zip(&new_ids)
+                    .map(|(n, id)| (n.id_.as_str(), id.as_str()))
+                    .collect();
+                let mut s = self.struct_mut()?;
+                for node in &stored {
+                    match by_id.get(node.id_.as_str()) {
+                        Some(&new_id) if new_id != node.id_ => {
+                            let _ = s.delete(&node.id_);
+                            s.add_node(&node.id_, Some(new_id));
+                        }
+                        _ => {}
+                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Undoes the docstore and index-struct writes of a batch the vector
+    /// store refused, so that nothing refers to vectors that do not exist.
+    async fn forget_provisional(&self, stored: &[Node]) {
+        if let Ok(mut s) = self.struct_mut() {
+            for node in stored {
+                let _ = s.delete(&node.id_);
+            }
+        }
+        for node in stored {
+            // Best effort: the error that matters is the vector store's.
+            let _ = self
+                .storage_context
+                .docstore
+                .delete_document(&node.id_)
+                .await;
+        }
+    }
+
+    fn struct_mut(&self) -> Result<std::sync::RwLockWriteGuard<'_, IndexDict>> {
+        self.index_struct
+            .write()
+            .map_err(|_| Error::Other("index lock poisoned".into()))
     }
 
     /// Splits, embeds and adds one document (LlamaIndex `insert`).
@@ -386,7 +499,9 @@ impl VectorStoreIndex {
                     let _ = s.delete(id);
                 }
             }
-            if delete_from_docstore {
+            // As Python's `raise_error=False`: a document the docstore does
+            // not know is not an error.
+            if delete_from_docstore && docstore.get_ref_doc_info(ref_doc_id).await?.is_some() {
                 docstore.delete_ref_doc(ref_doc_id).await?;
             }
         }

@@ -5,9 +5,11 @@ use super::base::VectorStoreIndex;
 use crate::error::{Error, Result};
 use crate::retrievers::Retriever;
 use crate::schema::{Node, NodeWithScore, ObjectType, QueryBundle};
-use crate::vector_stores::{MetadataFilters, VectorStoreQuery, VectorStoreQueryMode};
+use crate::vector_stores::{
+    MetadataFilters, VectorStoreQuery, VectorStoreQueryMode, VectorStoreQueryResult,
+};
 use async_trait::async_trait;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// LlamaIndex's default `similarity_top_k`.
 pub const DEFAULT_SIMILARITY_TOP_K: usize = 2;
@@ -116,6 +118,20 @@ impl VectorIndexRetriever {
     }
 }
 
+impl VectorIndexRetriever {
+    /// `query` restricted to the index's own nodes (and to the retriever's
+    /// `node_ids`, if set).
+    async fn query_own_nodes(&self, mut query: VectorStoreQuery) -> Result<VectorStoreQueryResult> {
+        let mut own = self.index.vector_ids()?;
+        if let Some(wanted) = &query.node_ids {
+            let wanted: HashSet<&str> = wanted.iter().map(String::as_str).collect();
+            own.retain(|id| wanted.contains(id.as_str()));
+        }
+        query.node_ids = Some(own);
+        self.index.vector_store().query(&query).await
+    }
+}
+
 #[async_trait]
 impl Retriever for VectorIndexRetriever {
     async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
@@ -141,7 +157,7 @@ impl Retriever for VectorIndexRetriever {
             hybrid_top_k: self.hybrid_top_k,
             ..Default::default()
         };
-        let result = self.index.vector_store().query(&vs_query).await?;
+        let mut result = self.index.vector_store().query(&vs_query).await?;
         let docstore = &self.index.storage_context().docstore;
         let nodes: Vec<Node> = match result.nodes {
             // The store keeps text: only non-text nodes (index nodes) come from the docstore.
@@ -166,10 +182,21 @@ impl Retriever for VectorIndexRetriever {
                     .map(|n| fetched.get(&n.id_).cloned().unwrap_or(n))
                     .collect()
             }
-            _ => {
-                let ids = self.index.node_ids_for(&result.ids)?;
-                docstore.get_nodes(&ids).await?
-            }
+            _ => match self.index.node_ids_for(&result.ids)? {
+                Some(ids) => docstore.get_nodes(&ids).await?,
+                None => {
+                    // The vector store holds other indexes' nodes too (several
+                    // indexes in one storage context): ask again, restricted
+                    // to this index's nodes. LlamaIndex raises `KeyError` here.
+                    result = self.query_own_nodes(vs_query).await?;
+                    let ids = self.index.node_ids_for(&result.ids)?.ok_or_else(|| {
+                        Error::NotFound(
+                            "a node returned by the vector store is not in the index".into(),
+                        )
+                    })?;
+                    docstore.get_nodes(&ids).await?
+                }
+            },
         };
         Ok(nodes
             .into_iter()
