@@ -8,14 +8,14 @@ use crate::store::IndexDir;
 use crate::ui::Ui;
 use async_trait::async_trait;
 use futures::StreamExt;
+use ragloom::node_parser::PunktSentenceTokenizer;
 use ragloom::query_engine::{QueryEngine, RetrieverQueryEngine};
+use ragloom::retrievers::Bm25Tokenizer;
 use ragloom::retrievers::{BM25Retriever, FusionMode, QueryFusionRetriever, Retriever};
 use ragloom::storage::docstore::{DocStore, SimpleDocumentStore};
 use ragloom::vector_stores::{SimpleVectorStore, VectorStore, VectorStoreQuery};
 use ragloom::{Embedding, Llm, NodeWithScore, ProviderSpec, QueryBundle};
 use serde::Serialize;
-use ragloom::node_parser::PunktSentenceTokenizer;
-use ragloom::retrievers::Bm25Tokenizer;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::sync::Arc;
@@ -228,14 +228,18 @@ impl Engine {
                     None => v.to_string(),
                 });
                 let text = n.node.get_text();
-                let (excerpt_start, excerpt) = best_excerpt(text, &terms, &tokenizer, EXCERPT_CHARS);
+                let (excerpt_start, excerpt) =
+                    best_excerpt(text, &terms, &tokenizer, EXCERPT_CHARS);
                 let line = if page.is_none() {
-                    n.node.start_char_idx.map(|s| s + excerpt_start).and_then(|start| {
-                        let text = files
-                            .entry(path.clone())
-                            .or_insert_with(|| read_text(&path));
-                        text.as_deref().map(|t| line_of(t, start))
-                    })
+                    n.node
+                        .start_char_idx
+                        .map(|s| s + excerpt_start)
+                        .and_then(|start| {
+                            let text = files
+                                .entry(path.clone())
+                                .or_insert_with(|| read_text(&path));
+                            text.as_deref().map(|t| line_of(t, start))
+                        })
                 } else {
                     None
                 };
@@ -293,12 +297,18 @@ pub fn best_excerpt(
         }
     }
     let (_, first, last) = best;
-    let (start, end) = (spans[first].0, spans[last].1.min(spans[first].0 + max_chars));
+    let (start, end) = (
+        spans[first].0,
+        spans[last].1.min(spans[first].0 + max_chars),
+    );
     let mut excerpt: String = chars[start..end].iter().collect();
     if end < spans[last].1 {
         excerpt.push_str(" …");
     }
-    (start, excerpt.split_whitespace().collect::<Vec<_>>().join(" "))
+    (
+        start,
+        excerpt.split_whitespace().collect::<Vec<_>>().join(" "),
+    )
 }
 
 /// A text file's content, for line numbers; `None` for files that are not text.
@@ -324,7 +334,9 @@ fn location(p: &Passage) -> String {
 }
 
 fn score(p: &Passage) -> String {
-    p.score.map(|s| format!(" (score {s:.3})")).unwrap_or_default()
+    p.score
+        .map(|s| format!(" (score {s:.3})"))
+        .unwrap_or_default()
 }
 
 /// Prints the passages of an answer made without an LLM.
@@ -370,6 +382,7 @@ fn textwrap(text: &str, width: usize) -> Vec<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -388,7 +401,10 @@ mod tests {
         let text = "Alice sat by the river. Nothing happened for a while. \
             Then a White Rabbit ran by. It took a watch out of its pocket. The end came later.";
         let (start, excerpt) = best_excerpt(text, &terms, &tok, 80);
-        assert!(excerpt.starts_with("Then a White Rabbit ran by."), "{excerpt}");
+        assert!(
+            excerpt.starts_with("Then a White Rabbit ran by."),
+            "{excerpt}"
+        );
         assert!(excerpt.contains("watch"), "{excerpt}");
         assert_eq!(text.chars().skip(start).take(4).collect::<String>(), "Then");
         // Without any matching term the first sentence is shown.

@@ -23,7 +23,11 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
             "Chatting with {} ({} retrieval{}). Ctrl-D or Ctrl-C to end.",
             engine.source.key,
             engine.retrieval,
-            if chat_engine.is_some() { "" } else { "; no LLM configured: each turn shows passages" }
+            if chat_engine.is_some() {
+                ""
+            } else {
+                "; no LLM configured: each turn shows passages"
+            }
         );
     }
     let mut lines = BufReader::new(tokio::io::stdin()).lines();

@@ -66,18 +66,23 @@ pub fn resolve(
         };
         flag.or_else(|| env(key))
     };
-    let llm = LlmSpec::from_lookup(&lookup)
-        .map_err(|e| CliError::config(e.to_string(), "see `ragloom --help` for the provider flags"))?
+    let llm = LlmSpec::from_lookup(lookup)
+        .map_err(|e| {
+            CliError::config(e.to_string(), "see `ragloom --help` for the provider flags")
+        })?
         .or(file.llm)
         .unwrap_or_default();
-    let embed = EmbedSpec::from_lookup(&lookup)
-        .map_err(|e| CliError::config(e.to_string(), "see `ragloom --help` for the provider flags"))?
+    let embed = EmbedSpec::from_lookup(lookup)
+        .map_err(|e| {
+            CliError::config(e.to_string(), "see `ragloom --help` for the provider flags")
+        })?
         .or(file.embed)
         .unwrap_or_default();
     Ok(ProviderSpec { llm, embed })
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

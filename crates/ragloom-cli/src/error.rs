@@ -66,7 +66,11 @@ impl From<ragloom::Error> for CliError {
             ragloom::Error::InvalidInput(_) => {
                 Self::new(exit::CONFIG, message, "see `ragloom --help`")
             }
-            _ => Self::new(exit::FAILURE, message, "run again with --verbose for details"),
+            _ => Self::new(
+                exit::FAILURE,
+                message,
+                "run again with --verbose for details",
+            ),
         }
     }
 }

@@ -124,7 +124,11 @@ pub async fn ingest(
 
     let nodes_store = open_nodes(index)?;
     let vectors = open_vectors(index)?;
-    let stored_refs: BTreeSet<String> = nodes_store.get_all_ref_doc_info().await?.into_keys().collect();
+    let stored_refs: BTreeSet<String> = nodes_store
+        .get_all_ref_doc_info()
+        .await?
+        .into_keys()
+        .collect();
 
     let hashes_before = pipeline_hashes(&pipeline).await?;
     // The pipeline runs first: if splitting or embedding fails, nothing stored changes.
@@ -137,7 +141,10 @@ pub async fn ingest(
     let deleted = stale.len();
     let mut replaced = 0;
     for (id, before) in &hashes_before {
-        if input_ids.contains(id) && hashes_after.get(id) != Some(before) && stale.insert(id.clone()) {
+        if input_ids.contains(id)
+            && hashes_after.get(id) != Some(before)
+            && stale.insert(id.clone())
+        {
             replaced += 1;
         }
     }

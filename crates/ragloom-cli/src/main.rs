@@ -30,7 +30,10 @@ fn main() -> ExitCode {
             .with_target(false)
             .init();
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -219,7 +222,11 @@ async fn status(
     }
     let l = &manifest.last_ingest;
     println!("source:      {}", manifest.source);
-    println!("index:       {} ({})", index.dir.display(), human_bytes(size));
+    println!(
+        "index:       {} ({})",
+        index.dir.display(),
+        human_bytes(size)
+    );
     println!("documents:   {} ({} nodes)", refs.len(), node_count);
     println!(
         "embedding:   {}",

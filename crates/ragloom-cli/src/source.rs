@@ -143,6 +143,7 @@ impl Source {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -167,7 +168,10 @@ mod tests {
         assert_eq!(s.base, root.join("a"));
         let files = s.glob_files().unwrap().unwrap();
         assert_eq!(files, vec![root.join("a/b/two.md"), root.join("a/one.md")]);
-        assert_eq!(s.display_path(root.join("a/b/two.md").to_str().unwrap()), "b/two.md");
+        assert_eq!(
+            s.display_path(root.join("a/b/two.md").to_str().unwrap()),
+            "b/two.md"
+        );
 
         let err = Source::resolve(root.join("missing").to_str().unwrap()).unwrap_err();
         assert_eq!(err.code, crate::error::exit::NO_INPUT);

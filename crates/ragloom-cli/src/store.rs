@@ -91,10 +91,20 @@ impl IndexDir {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
             .chars()
-            .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(40)
             .collect();
-        let name = if name.is_empty() { "root".to_string() } else { name };
+        let name = if name.is_empty() {
+            "root".to_string()
+        } else {
+            name
+        };
         Self {
             dir: root.join("indexes").join(format!("{name}-{hash}")),
         }

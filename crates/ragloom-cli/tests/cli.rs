@@ -81,7 +81,11 @@ fn ingest_is_incremental() {
     assert_eq!(first["ingest"]["files"], 2, "{first}");
 
     // A second run over the unchanged folder does nothing.
-    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    ragloom(home.path())
+        .arg("ingest")
+        .arg(&data)
+        .assert()
+        .success();
     let s = status(home.path(), &data);
     assert_eq!(s["last_ingest"]["ingested"], 0, "{s}");
     assert_eq!(s["last_ingest"]["unchanged"], 2, "{s}");
@@ -95,7 +99,11 @@ fn ingest_is_incremental() {
         "# Garden\n\nThe tomatoes moved to the north bed.\n",
     )
     .unwrap();
-    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    ragloom(home.path())
+        .arg("ingest")
+        .arg(&data)
+        .assert()
+        .success();
     let s = status(home.path(), &data);
     assert_eq!(s["last_ingest"]["ingested"], 1, "{s}");
     assert_eq!(s["last_ingest"]["replaced"], 1, "{s}");
@@ -116,7 +124,11 @@ fn ingest_is_incremental() {
 
     // A deleted file leaves the index.
     std::fs::remove_file(data.join("notes/boat.txt")).unwrap();
-    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    ragloom(home.path())
+        .arg("ingest")
+        .arg(&data)
+        .assert()
+        .success();
     let s = status(home.path(), &data);
     assert_eq!(s["last_ingest"]["deleted"], 1, "{s}");
     assert_eq!(s["documents"], 1, "{s}");
@@ -128,7 +140,12 @@ fn offline_rag_answers_with_passages_from_the_right_file() {
     let data = home.path().join("docs");
     corpus(&data);
     let out = ragloom(home.path())
-        .args(["rag", "--question", "When was the boat engine serviced?", "--files"])
+        .args([
+            "rag",
+            "--question",
+            "When was the boat engine serviced?",
+            "--files",
+        ])
         .arg(&data)
         .assert()
         .success();
@@ -159,7 +176,11 @@ fn clear_rebuilds_from_scratch() {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("docs");
     corpus(&data);
-    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    ragloom(home.path())
+        .arg("ingest")
+        .arg(&data)
+        .assert()
+        .success();
     let out = ragloom(home.path())
         .args(["rag", "--clear", "--json", "--files"])
         .arg(&data)
@@ -221,4 +242,71 @@ fn errors_are_one_line_with_a_hint_and_an_exit_code() {
 
     // Usage errors are clap's (exit 2).
     ragloom(home.path()).arg("frobnicate").assert().code(2);
+}
+
+/// The local embedding model folder `.ci/setup/minilm.sh` unpacks; `None`
+/// (with a notice) on a developer machine without it, a failure under CI.
+fn minilm_dir() -> Option<String> {
+    match std::env::var("RAGLOOM_TEST_MINILM_DIR") {
+        Ok(d) if !d.is_empty() => Some(d),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "RAGLOOM_TEST_MINILM_DIR is unset under CI: .ci/setup/minilm.sh should have set it"
+            );
+            eprintln!("skipped: RAGLOOM_TEST_MINILM_DIR is not set");
+            None
+        }
+    }
+}
+
+#[cfg(feature = "huggingface")]
+#[test]
+fn a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun() {
+    let Some(model) = minilm_dir() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    corpus(&data);
+    let with_model = |cmd: &mut Command| {
+        cmd.args(["--embed", "huggingface", "--embed-model", &model]);
+    };
+    let mut first = ragloom(home.path());
+    with_model(&mut first);
+    let out = first
+        .args(["ingest", "--json"])
+        .arg(&data)
+        .assert()
+        .success();
+    let j = json_of(&out.get_output().stdout);
+    assert!(j["ingest"]["nodes_embedded"].as_u64().unwrap() >= 2, "{j}");
+
+    let mut second = ragloom(home.path());
+    with_model(&mut second);
+    let out = second
+        .args(["ingest", "--json"])
+        .arg(&data)
+        .assert()
+        .success();
+    let j = json_of(&out.get_output().stdout);
+    assert_eq!(j["ingest"]["nodes_embedded"], 0, "{j}");
+
+    let mut q = ragloom(home.path());
+    with_model(&mut q);
+    let out = q
+        .args(["query", "--json", "who fixed the motor of the vessel?"])
+        .assert()
+        .success();
+    let a = json_of(&out.get_output().stdout);
+    assert_eq!(a["retrieval"], "hybrid", "{a}");
+    assert_eq!(a["sources"][0]["file"], "notes/boat.txt", "{a}");
+
+    // Without the model, the index answers with BM25 and says why.
+    let out = ragloom(home.path())
+        .args(["query", "--json", "who serviced the engine?"])
+        .assert()
+        .success();
+    let a = json_of(&out.get_output().stdout);
+    assert_eq!(a["retrieval"], "bm25", "{a}");
+    let err = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(err.contains("using BM25 only"), "{err}");
 }

@@ -163,8 +163,13 @@ impl LlmSpec {
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Option<Self>> {
         let model = var("RAGLOOM_LLM_MODEL");
         if let Some(kind) = var("RAGLOOM_LLM") {
-            return Self::parse(&kind, model, var("RAGLOOM_LLM_API_BASE"), var("RAGLOOM_LLM_GGUF"))
-                .map(Some);
+            return Self::parse(
+                &kind,
+                model,
+                var("RAGLOOM_LLM_API_BASE"),
+                var("RAGLOOM_LLM_GGUF"),
+            )
+            .map(Some);
         }
         if let Some(gguf) = var("RAGLOOM_LLM_GGUF") {
             return Ok(Some(Self::Candle { gguf: gguf.into() }));
@@ -411,6 +416,7 @@ fn missing_feature(label: &str, feature: &str) -> Error {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::collections::HashMap;
@@ -464,7 +470,12 @@ mod tests {
     #[test]
     fn gguf_selects_candle() {
         let spec = ProviderSpec::from_lookup(lookup(&[("RAGLOOM_LLM_GGUF", "/m.gguf")])).unwrap();
-        assert_eq!(spec.llm, LlmSpec::Candle { gguf: "/m.gguf".into() });
+        assert_eq!(
+            spec.llm,
+            LlmSpec::Candle {
+                gguf: "/m.gguf".into()
+            }
+        );
         assert_eq!(spec.embed, EmbedSpec::None);
     }
 
@@ -505,7 +516,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("--api-base"), "{err}");
-        let err = LlmSpec::parse("gpt", None, None, None).unwrap_err().to_string();
+        let err = LlmSpec::parse("gpt", None, None, None)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown LLM provider `gpt`"), "{err}");
     }
 
