@@ -124,7 +124,8 @@ impl CandleLlmBuilder {
 
     /// Loads the model, its tokenizer and chat template.
     pub fn build(self) -> Result<CandleLlm> {
-        if !(self.temperature >= 0.0) {
+        // NaN is rejected too.
+        if self.temperature.is_nan() || self.temperature < 0.0 {
             return Err(Error::InvalidInput(format!(
                 "temperature must be 0 or more, got {}",
                 self.temperature
