@@ -310,3 +310,96 @@ fn a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun() {
     let err = String::from_utf8_lossy(&out.get_output().stderr);
     assert!(err.contains("using BM25 only"), "{err}");
 }
+
+/// The OpenAI-compatible server `.ci/setup/llm-server.sh` starts (llama.cpp
+/// with SmolLM2); `None` (with a notice) when unset off CI.
+fn llm_server() -> Option<(String, String)> {
+    match std::env::var("RAGLOOM_TEST_OPENAI_BASE_URL") {
+        Ok(url) if !url.trim().is_empty() => Some((
+            url,
+            std::env::var("RAGLOOM_TEST_OPENAI_MODEL")
+                .unwrap_or_else(|_| "smollm2-135m-instruct".to_owned()),
+        )),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "RAGLOOM_TEST_OPENAI_BASE_URL is unset under CI: .ci/setup/llm-server.sh should have set it"
+            );
+            eprintln!("skipped: RAGLOOM_TEST_OPENAI_BASE_URL is not set");
+            None
+        }
+    }
+}
+
+#[cfg(feature = "openai")]
+#[test]
+fn a_configured_llm_generates_the_answer_with_its_sources() {
+    let Some((url, model)) = llm_server() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    corpus(&data);
+    let out = ragloom(home.path())
+        .args(["--llm", "openai-like", "--api-base", &url, "--model", &model])
+        .args(["rag", "--json", "--question", "When was the boat engine serviced?", "--files"])
+        .arg(&data)
+        .assert()
+        .success();
+    let a = json_of(&out.get_output().stdout);
+    assert_eq!(a["mode"], "llm", "{a}");
+    assert!(!a["answer"].as_str().unwrap().trim().is_empty(), "{a}");
+    assert_eq!(a["sources"][0]["file"], "notes/boat.txt", "{a}");
+
+    // In text mode the answer streams, then the sources follow.
+    let out = ragloom(home.path())
+        .args(["--llm", "openai-like", "--api-base", &url, "--model", &model])
+        .args(["query", "When was the boat engine serviced?"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout);
+    assert!(text.contains("\nSources:\n  [1] notes/boat.txt:1"), "{text}");
+    assert!(!text.contains("no LLM configured"), "{text}");
+
+    // A server that is down is a provider error (exit 5), and the index is intact.
+    let out = ragloom(home.path())
+        .args(["--llm", "openai-like", "--api-base", "http://127.0.0.1:9/v1", "--model", &model])
+        .args(["query", "When was the boat engine serviced?"])
+        .assert()
+        .code(5);
+    let err = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(err.starts_with("error: "), "{err}");
+    let s = status(home.path(), &data);
+    assert_eq!(s["documents"], 2, "{s}");
+}
+
+#[cfg(feature = "candle")]
+#[test]
+fn a_local_gguf_model_answers_from_the_context() {
+    let gguf = match std::env::var("RAGLOOM_TEST_GGUF") {
+        Ok(p) if !p.is_empty() => p,
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "RAGLOOM_TEST_GGUF is unset under CI: .ci/setup/gguf.sh should have set it"
+            );
+            eprintln!("skipped: RAGLOOM_TEST_GGUF is not set");
+            return;
+        }
+    };
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    std::fs::create_dir_all(&data).unwrap();
+    // One short passage keeps the prompt small: candle runs this model slowly in a debug build.
+    std::fs::write(data.join("atlas.txt"), "The capital of Zubrowka is Lutz.\n").unwrap();
+    let out = ragloom(home.path())
+        .args(["--llm", "candle", "--model", &gguf])
+        .args(["rag", "--json", "--question", "What is the capital of Zubrowka?", "--files"])
+        .arg(&data)
+        .assert()
+        .success();
+    let a = json_of(&out.get_output().stdout);
+    assert_eq!(a["mode"], "llm", "{a}");
+    assert!(a["answer"].as_str().unwrap().contains("Lutz"), "{a}");
+    assert_eq!(a["sources"][0]["file"], "atlas.txt", "{a}");
+}

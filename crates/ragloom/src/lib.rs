@@ -100,6 +100,15 @@ pub mod huggingface {
     pub use ragloom_embeddings_huggingface::*;
 }
 
+/// An in-process LLM (feature `candle`): [`CandleLlm`](ragloom_llms_candle::CandleLlm)
+/// from `ragloom-llms-candle` runs llama-family instruct models in GGUF on the
+/// CPU with candle's quantized kernels, with the file's tokenizer and chat
+/// template, streaming and stop sequences.
+#[cfg(feature = "candle")]
+pub mod candle {
+    pub use ragloom_llms_candle::*;
+}
+
 /// File readers for [`SimpleDirectoryReader`](ragloom_core::readers::SimpleDirectoryReader):
 /// PDF, DOCX, CSV, JSON, Markdown, HTML and EPUB (crate `ragloom-readers-file`,
 /// LlamaIndex's `llama-index-readers-file`). `SimpleDirectoryReaderExt` registers

