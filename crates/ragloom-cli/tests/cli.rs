@@ -403,3 +403,24 @@ fn a_local_gguf_model_answers_from_the_context() {
     assert!(a["answer"].as_str().unwrap().contains("Lutz"), "{a}");
     assert_eq!(a["sources"][0]["file"], "atlas.txt", "{a}");
 }
+
+#[test]
+fn chat_answers_each_line_and_ends_at_end_of_input() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    corpus(&data);
+    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    let out = ragloom(home.path())
+        .args(["chat", "--json"])
+        .write_stdin("Where is the boat moored?\n\nWhen do we water the tomatoes?\n")
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout);
+    let turns: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(turns.len(), 2, "{stdout}");
+    assert_eq!(turns[0]["sources"][0]["file"], "notes/boat.txt", "{stdout}");
+    assert_eq!(turns[1]["sources"][0]["file"], "garden.md", "{stdout}");
+}
