@@ -67,6 +67,7 @@ fn ci() -> Result {
         "clippy",
         "--workspace",
         "--all-targets",
+        "--all-features",
         "--",
         "-D",
         "warnings",

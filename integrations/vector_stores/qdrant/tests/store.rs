@@ -55,6 +55,7 @@ fn python_points(data: &Value) -> Vec<(Uuid, Vec<f32>, Value)> {
 }
 
 /// Writes Python's points into an engine folder, as an embedded store finds it.
+#[cfg(feature = "qdrant-embedded")]
 fn replay_embedded(dir: &std::path::Path, data: &Value) {
     let shard_dir = dir.join(data["collection_name"].as_str().unwrap());
     std::fs::create_dir_all(&shard_dir).unwrap();
@@ -151,6 +152,7 @@ async fn remote_reads_points_python_wrote() {
     check_reads_python_points(&store, &data).await;
 }
 
+#[cfg(feature = "qdrant-embedded")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_reads_points_python_wrote() {
     let data = python();
@@ -337,6 +339,7 @@ async fn filters_select_what_core_matches_remote() {
     check_filters(&store, "remote").await;
 }
 
+#[cfg(feature = "qdrant-embedded")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filters_select_what_core_matches_embedded() {
     let dir = tempfile::tempdir().unwrap();
@@ -423,6 +426,7 @@ async fn lifecycle_remote() {
     check_lifecycle(&store, "remote").await;
 }
 
+#[cfg(feature = "qdrant-embedded")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_embedded() {
     let dir = tempfile::tempdir().unwrap();
@@ -433,6 +437,7 @@ async fn lifecycle_embedded() {
     check_lifecycle(&store, "embedded").await;
 }
 
+#[cfg(feature = "qdrant-embedded")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embedded_store_persists_in_its_folder() {
     let dir = tempfile::tempdir().unwrap();
@@ -509,6 +514,7 @@ async fn unreachable_server_is_a_provider_error() {
     );
 }
 
+#[cfg(feature = "qdrant-embedded")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stores_text_false_returns_ids_only() {
     let dir = tempfile::tempdir().unwrap();
