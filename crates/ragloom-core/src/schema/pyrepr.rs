@@ -119,11 +119,8 @@ fn shortest_digits(f: f64) -> (&'static str, String, i32) {
     let mut buf = Vec::with_capacity(24);
     // Writing into a Vec cannot fail; an error would leave `buf` empty and
     // fall back to Rust's own shortest digits below.
-    let _ = serde_json::ser::Formatter::write_f64(
-        &mut serde_json::ser::CompactFormatter,
-        &mut buf,
-        f,
-    );
+    let _ =
+        serde_json::ser::Formatter::write_f64(&mut serde_json::ser::CompactFormatter, &mut buf, f);
     let text = match String::from_utf8(buf) {
         Ok(t) if !t.is_empty() => t,
         _ => format!("{f:e}"),
@@ -141,7 +138,10 @@ fn shortest_digits(f: f64) -> (&'static str, String, i32) {
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let all: String = int_part.chars().chain(frac_part.chars()).collect();
     let leading = all.len() - all.trim_start_matches('0').len();
-    let digits = all.trim_start_matches('0').trim_end_matches('0').to_string();
+    let digits = all
+        .trim_start_matches('0')
+        .trim_end_matches('0')
+        .to_string();
     let first_digit_exp = int_part.len() as i32 + exp - leading as i32 - 1;
     (sign, digits, first_digit_exp)
 }
