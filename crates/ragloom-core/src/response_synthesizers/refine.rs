@@ -156,9 +156,13 @@ impl Refine {
                         is_chat,
                     )?;
                     if parts.len() > 1 {
-                        // The chunk does not fit beside this answer: refine with its parts in order.
-                        // (LlamaIndex 0.14.25 queues them with `extendleft`, which reverses them.)
-                        for part in parts.drain(..).rev() {
+                        // The chunk does not fit beside this answer: queue its parts
+                        // first. LlamaIndex 0.14.25 does so with `deque.extendleft`,
+                        // which reverses them (last part first); ragloom keeps that
+                        // order, because the answer grows with each call and so which
+                        // part comes first decides how later chunks are packed, how
+                        // many calls are made and whether the window overflows.
+                        for part in parts.drain(..) {
                             queue.push_front(part);
                         }
                         continue;

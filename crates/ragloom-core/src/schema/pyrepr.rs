@@ -86,15 +86,7 @@ pub fn float_repr(f: f64) -> String {
             "0.0".into()
         };
     }
-    // `{:e}` gives the shortest round-tripping digits, e.g. "1.2345e-7".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let (sign, digits, exp) = shortest_digits(f);
     if (-4..16).contains(&exp) {
         let point = exp + 1; // position of the decimal point within the digits
         let body = if point <= 0 {
@@ -115,6 +107,43 @@ pub fn float_repr(f: f64) -> String {
         let esign = if exp < 0 { '-' } else { '+' };
         format!("{sign}{mant}e{esign}{:02}", exp.abs())
     }
+}
+
+/// The shortest round-tripping decimal digits of a finite, non-zero `f` (no
+/// leading or trailing zeros), its sign and the decimal exponent of its first
+/// digit. Where two shortest candidates are equally near `f` (f32 values
+/// widened to f64 often sit exactly halfway, e.g. 750.34869384765625), Python
+/// picks the even one: so do serde_json's Ryū-style formatter, which is used
+/// here, whereas `format!("{:e}")` rounds such ties up (`...563` for `...562`).
+fn shortest_digits(f: f64) -> (&'static str, String, i32) {
+    let mut buf = Vec::with_capacity(24);
+    // Writing into a Vec cannot fail; an error would leave `buf` empty and
+    // fall back to Rust's own shortest digits below.
+    let _ =
+        serde_json::ser::Formatter::write_f64(&mut serde_json::ser::CompactFormatter, &mut buf, f);
+    let text = match String::from_utf8(buf) {
+        Ok(t) if !t.is_empty() => t,
+        _ => format!("{f:e}"),
+    };
+    let (sign, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text.as_str()),
+    };
+    // The formatter writes either `123.45`, `1.5e-7` or `1e16`: read the
+    // mantissa's digits and where its point sits, whatever the layout.
+    let (mantissa, exp) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.trim_start_matches('+').parse::<i32>().unwrap_or(0)),
+        None => (unsigned, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all: String = int_part.chars().chain(frac_part.chars()).collect();
+    let leading = all.len() - all.trim_start_matches('0').len();
+    let digits = all
+        .trim_start_matches('0')
+        .trim_end_matches('0')
+        .to_string();
+    let first_digit_exp = int_part.len() as i32 + exp - leading as i32 - 1;
+    (sign, digits, first_digit_exp)
 }
 
 /// Python's `repr(str)`: single quotes unless the text holds `'` and no `"`.
