@@ -341,8 +341,21 @@ fn a_configured_llm_generates_the_answer_with_its_sources() {
     let data = home.path().join("docs");
     corpus(&data);
     let out = ragloom(home.path())
-        .args(["--llm", "openai-like", "--api-base", &url, "--model", &model])
-        .args(["rag", "--json", "--question", "When was the boat engine serviced?", "--files"])
+        .args([
+            "--llm",
+            "openai-like",
+            "--api-base",
+            &url,
+            "--model",
+            &model,
+        ])
+        .args([
+            "rag",
+            "--json",
+            "--question",
+            "When was the boat engine serviced?",
+            "--files",
+        ])
         .arg(&data)
         .assert()
         .success();
@@ -353,17 +366,34 @@ fn a_configured_llm_generates_the_answer_with_its_sources() {
 
     // In text mode the answer streams, then the sources follow.
     let out = ragloom(home.path())
-        .args(["--llm", "openai-like", "--api-base", &url, "--model", &model])
+        .args([
+            "--llm",
+            "openai-like",
+            "--api-base",
+            &url,
+            "--model",
+            &model,
+        ])
         .args(["query", "When was the boat engine serviced?"])
         .assert()
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout);
-    assert!(text.contains("\nSources:\n  [1] notes/boat.txt:1"), "{text}");
+    assert!(
+        text.contains("\nSources:\n  [1] notes/boat.txt:1"),
+        "{text}"
+    );
     assert!(!text.contains("no LLM configured"), "{text}");
 
     // A server that is down is a provider error (exit 5), and the index is intact.
     let out = ragloom(home.path())
-        .args(["--llm", "openai-like", "--api-base", "http://127.0.0.1:9/v1", "--model", &model])
+        .args([
+            "--llm",
+            "openai-like",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            &model,
+        ])
         .args(["query", "When was the boat engine serviced?"])
         .assert()
         .code(5);
@@ -394,7 +424,13 @@ fn a_local_gguf_model_answers_from_the_context() {
     std::fs::write(data.join("atlas.txt"), "The capital of Zubrowka is Lutz.\n").unwrap();
     let out = ragloom(home.path())
         .args(["--llm", "candle", "--model", &gguf])
-        .args(["rag", "--json", "--question", "What is the capital of Zubrowka?", "--files"])
+        .args([
+            "rag",
+            "--json",
+            "--question",
+            "What is the capital of Zubrowka?",
+            "--files",
+        ])
         .arg(&data)
         .assert()
         .success();
@@ -409,7 +445,11 @@ fn chat_answers_each_line_and_ends_at_end_of_input() {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("docs");
     corpus(&data);
-    ragloom(home.path()).arg("ingest").arg(&data).assert().success();
+    ragloom(home.path())
+        .arg("ingest")
+        .arg(&data)
+        .assert()
+        .success();
     let out = ragloom(home.path())
         .args(["chat", "--json"])
         .write_stdin("Where is the boat moored?\n\nWhen do we water the tomatoes?\n")

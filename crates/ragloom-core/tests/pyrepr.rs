@@ -1,6 +1,8 @@
 //! `float_repr` against Python's `repr(float)` for thousands of recorded doubles,
 //! and node hashes over metadata holding floats (LlamaIndex hashes `str(metadata)`).
 #![allow(clippy::unwrap_used)]
+// The literals are exact binary values whose shortest digits are the point of the test.
+#![allow(clippy::excessive_precision)]
 
 use ragloom_core::schema::{Metadata, Node, float_repr, py_repr};
 use serde_json::Value;

@@ -266,9 +266,9 @@ impl LlmSpec {
                 Ok(Some(Arc::new(b.build()?)))
             }
             #[cfg(feature = "candle")]
-            Self::Candle { gguf } => Ok(Some(Arc::new(
-                ragloom_llms_candle::CandleLlm::from_gguf(gguf)?,
-            ))),
+            Self::Candle { gguf } => Ok(Some(Arc::new(ragloom_llms_candle::CandleLlm::from_gguf(
+                gguf,
+            )?))),
             #[allow(unreachable_patterns)]
             other => Err(missing_feature(&other.label(), other.feature())),
         }
