@@ -77,18 +77,33 @@ fn ci() -> Result {
     core_depends_on_no_integration()?;
     each_feature_compiles_alone()?;
 
-    let mut test = cargo();
-    test.args(["test", "--workspace", "--all-features"]);
-    match python_reference() {
-        Ok(py) => {
-            test.env("RAGLOOM_PYTHON", py);
-        }
+    let python = match python_reference() {
+        Ok(py) => Some(py),
         Err(e) if env::var_os("CI").is_some() => return Err(format!("Python reference: {e}")),
         Err(e) => {
-            eprintln!("warning: no Python reference ({e}); interop tests that need it will skip")
+            eprintln!("warning: no Python reference ({e}); interop tests that need it will skip");
+            None
         }
+    };
+    // Unit, integration and binary tests, then doctests. Examples are not
+    // linked here (clippy --all-targets has compiled them): with every
+    // feature on, each example binary links every SDK and Qdrant's engine,
+    // tens of gigabytes of binaries for nothing the tests would run.
+    for (step, targets) in [
+        (
+            "cargo test --workspace",
+            &["--lib", "--bins", "--tests"][..],
+        ),
+        ("cargo test --workspace --doc", &["--doc"][..]),
+    ] {
+        let mut test = cargo();
+        test.args(["test", "--workspace", "--all-features"])
+            .args(targets);
+        if let Some(py) = &python {
+            test.env("RAGLOOM_PYTHON", py);
+        }
+        run(step, test)?;
     }
-    run("cargo test --workspace", test)?;
 
     let mut doc = cargo();
     doc.args(["doc", "--workspace", "--no-deps", "--all-features"])
