@@ -24,7 +24,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = "RAGLOOM_PERSIST_DIR", value_name = "DIR")]
     pub persist_dir: Option<PathBuf>,
 
-    /// A config file (TOML) with [llm] and [embed] tables (default: the
+    /// A config file (TOML) with `llm` and `embed` tables (default: the
     /// user's config directory, e.g. ~/.config/ragloom/config.toml, if it exists).
     #[arg(long, global = true, env = "RAGLOOM_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
