@@ -5,10 +5,13 @@ use crate::error::CliError;
 use crate::source::{Source, SourceKind};
 use crate::store::{IndexDir, IngestSummary, MANIFEST_FORMAT, Manifest};
 use crate::ui::Ui;
+use async_trait::async_trait;
 use ragloom::ingestion::{DocstoreStrategy, IngestionPipeline};
 use ragloom::readers::SimpleDirectoryReader;
 use ragloom::storage::docstore::{DocStore, SimpleDocumentStore};
-use ragloom::vector_stores::{SimpleVectorStore, VectorStore};
+use ragloom::vector_stores::{
+    MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQuery, VectorStoreQueryResult,
+};
 use ragloom::{EmbedSpec, Embedding, Node, SentenceSplitter};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -62,14 +65,77 @@ pub fn open_vectors(index: &IndexDir) -> Result<SimpleVectorStore, CliError> {
     }
 }
 
-/// The document hashes the pipeline's docstore remembers, by document id.
-async fn pipeline_hashes(
-    pipeline: &IngestionPipeline,
-) -> Result<std::collections::BTreeMap<String, String>, CliError> {
-    Ok(match pipeline.get_docstore() {
-        Some(d) => d.get_all_document_hashes().await?,
-        None => Default::default(),
-    })
+/// The index's stores seen by the pipeline as one vector store, so the
+/// pipeline's own upserts and deletions reach the text of the nodes too.
+///
+/// Without a vector store LlamaIndex's pipeline (and ragloom's) falls back to
+/// `DuplicatesOnly`, which would skip a file whose content another file
+/// already has; with this one it keeps `UpsertsAndDelete`. The pipeline hands
+/// over embedded nodes only, so without an embedding model the caller adds
+/// the text nodes itself.
+#[derive(Debug)]
+struct IndexStores {
+    nodes: Arc<SimpleDocumentStore>,
+    vectors: Arc<SimpleVectorStore>,
+}
+
+#[async_trait]
+impl VectorStore for IndexStores {
+    fn stores_text(&self) -> bool {
+        true
+    }
+
+    async fn add(&self, nodes: &[Node]) -> ragloom::Result<Vec<String>> {
+        let ids = self.vectors.add(nodes).await?;
+        add_text(&self.nodes, nodes).await?;
+        Ok(ids)
+    }
+
+    async fn delete(&self, ref_doc_id: &str) -> ragloom::Result<()> {
+        self.nodes.try_delete_ref_doc(ref_doc_id)?;
+        self.vectors.delete(ref_doc_id).await
+    }
+
+    async fn delete_nodes(
+        &self,
+        node_ids: &[String],
+        filters: Option<&MetadataFilters>,
+    ) -> ragloom::Result<()> {
+        for id in node_ids {
+            self.nodes.try_delete_document(id);
+        }
+        self.vectors.delete_nodes(node_ids, filters).await
+    }
+
+    async fn query(&self, _query: &VectorStoreQuery) -> ragloom::Result<VectorStoreQueryResult> {
+        Err(ragloom::Error::Unsupported(
+            "the ingest stores are written, not queried".into(),
+        ))
+    }
+
+    async fn clear(&self) -> ragloom::Result<()> {
+        for id in self.nodes.get_all_ref_doc_info().await?.into_keys() {
+            self.nodes.try_delete_ref_doc(&id)?;
+        }
+        self.vectors.clear().await
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Adds `nodes` to the node store without their vectors (those live in the vector store).
+async fn add_text(store: &SimpleDocumentStore, nodes: &[Node]) -> ragloom::Result<()> {
+    let nodes: Vec<Node> = nodes
+        .iter()
+        .map(|n| {
+            let mut n = n.clone();
+            n.embedding = None;
+            n
+        })
+        .collect();
+    store.add_documents(&nodes, true, true).await
 }
 
 /// Ingests `source` into `index`, embedding with `embed` when given.
@@ -110,10 +176,14 @@ pub async fn ingest(
         .filter_map(|d| d.metadata.get("file_path").and_then(|v| v.as_str()))
         .collect();
     let files = files.len();
-    let input_ids: BTreeSet<String> = documents.iter().map(|d| d.node_id().to_string()).collect();
 
+    let stores = Arc::new(IndexStores {
+        nodes: Arc::new(open_nodes(index)?),
+        vectors: Arc::new(open_vectors(index)?),
+    });
     let mut pipeline = IngestionPipeline::new(vec![Arc::new(SentenceSplitter::new())])
         .docstore(Arc::new(SimpleDocumentStore::new()))
+        .vector_store(stores.clone())
         .docstore_strategy(DocstoreStrategy::UpsertsAndDelete)
         .num_workers(std::thread::available_parallelism().map_or(1, |n| n.get()))
         .show_progress(ui.progress());
@@ -122,72 +192,26 @@ pub async fn ingest(
     }
     pipeline.load_if_present(index.pipeline_dir()).await?;
 
-    let nodes_store = open_nodes(index)?;
-    let vectors = open_vectors(index)?;
-    let stored_refs: BTreeSet<String> = nodes_store
-        .get_all_ref_doc_info()
-        .await?
-        .into_keys()
-        .collect();
-
-    let hashes_before = pipeline_hashes(&pipeline).await?;
-    // The pipeline runs first: if splitting or embedding fails, nothing stored changes.
+    // Stores change only after every transformation succeeded: if splitting
+    // or embedding fails, nothing stored changes.
     let out = pipeline.run_with_stats(documents).await?;
-
-    // Documents that vanished, and documents whose hash changed: their old
-    // nodes go, even when the new version yields no nodes at all.
-    let hashes_after = pipeline_hashes(&pipeline).await?;
-    let mut stale: BTreeSet<String> = stored_refs.difference(&input_ids).cloned().collect();
-    let deleted = stale.len();
-    let mut replaced = 0;
-    for (id, before) in &hashes_before {
-        if input_ids.contains(id)
-            && hashes_after.get(id) != Some(before)
-            && stale.insert(id.clone())
-        {
-            replaced += 1;
-        }
-    }
-    // New nodes always replace whatever their document had stored.
-    for n in &out.nodes {
-        if let Some(r) = n.ref_doc_id() {
-            if stored_refs.contains(r) && stale.insert(r.to_string()) {
-                replaced += 1;
-            }
-        }
-    }
-    for ref_id in &stale {
-        nodes_store.try_delete_ref_doc(ref_id)?;
-        vectors.delete(ref_id).await?;
+    if embed.is_none() {
+        add_text(&stores.nodes, &out.nodes).await?;
     }
     let nodes_written = out.nodes.len();
-    let mut nodes_embedded = 0;
-    if embed.is_some() {
-        let with_vectors: Vec<Node> = out
-            .nodes
-            .iter()
-            .filter(|n| n.embedding.is_some())
-            .cloned()
-            .collect();
-        nodes_embedded = with_vectors.len();
-        vectors.add(&with_vectors).await?;
-    }
-    let nodes: Vec<Node> = out
+    let nodes_embedded = out.nodes.iter().filter(|n| n.embedding.is_some()).count();
+    let nodes_total: usize = stores
         .nodes
-        .into_iter()
-        .map(|mut n| {
-            // The vectors live in the vector store; the docstore keeps text and metadata.
-            n.embedding = None;
-            n
-        })
-        .collect();
-    nodes_store.add_documents(&nodes, true, true).await?;
-    let nodes_total = nodes_store.docs().await?.len();
+        .get_all_ref_doc_info()
+        .await?
+        .values()
+        .map(|r| r.node_ids.len())
+        .sum();
 
     pipeline.persist(index.pipeline_dir()).await?;
-    nodes_store.persist(&index.nodes_path()).await?;
+    stores.nodes.persist(&index.nodes_path()).await?;
     if embed.is_some() {
-        vectors.persist(&index.vectors_path()).await?;
+        stores.vectors.persist(&index.vectors_path()).await?;
     }
 
     let summary = IngestSummary {
@@ -195,8 +219,8 @@ pub async fn ingest(
         documents: out.stats.documents,
         unchanged: out.stats.skipped,
         ingested: out.stats.transformed,
-        replaced,
-        deleted,
+        replaced: out.stats.replaced,
+        deleted: out.stats.deleted,
         failed_files: report.errors.len(),
         nodes_written,
         nodes_total,

@@ -172,6 +172,33 @@ fn offline_rag_answers_with_passages_from_the_right_file() {
 }
 
 #[test]
+fn files_with_the_same_content_are_each_indexed() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    corpus(&data);
+    std::fs::copy(data.join("garden.md"), data.join("notes/garden-copy.md")).unwrap();
+    let out = ragloom(home.path())
+        .args(["ingest", "--json"])
+        .arg(&data)
+        .assert()
+        .success();
+    let j = json_of(&out.get_output().stdout);
+    assert_eq!(j["ingest"]["ingested"], 3, "{j}");
+    assert_eq!(status(home.path(), &data)["documents"], 3);
+
+    // Deleting the copy removes it alone.
+    std::fs::remove_file(data.join("notes/garden-copy.md")).unwrap();
+    ragloom(home.path())
+        .arg("ingest")
+        .arg(&data)
+        .assert()
+        .success();
+    let s = status(home.path(), &data);
+    assert_eq!(s["documents"], 2, "{s}");
+    assert_eq!(s["last_ingest"]["deleted"], 1, "{s}");
+}
+
+#[test]
 fn clear_rebuilds_from_scratch() {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("docs");
