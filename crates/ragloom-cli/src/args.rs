@@ -41,6 +41,12 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "URL")]
     pub api_base: Option<String>,
 
+    /// The LLM's context window in tokens, when its default (3,900 for
+    /// openai-like and Ollama) is wrong for the model or server: prompts
+    /// are packed to fit it. Also RAGLOOM_LLM_CONTEXT_WINDOW.
+    #[arg(long, global = true, value_name = "TOKENS")]
+    pub context_window: Option<String>,
+
     /// The embedding model: none, openai, openai-like, ollama or huggingface.
     #[arg(long, global = true, value_name = "PROVIDER")]
     pub embed: Option<String>,

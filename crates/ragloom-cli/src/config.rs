@@ -59,6 +59,7 @@ pub fn resolve(
             "RAGLOOM_LLM" => flags.llm.clone(),
             "RAGLOOM_LLM_MODEL" => flags.model.clone(),
             "RAGLOOM_LLM_API_BASE" => flags.api_base.clone(),
+            "RAGLOOM_LLM_CONTEXT_WINDOW" => flags.context_window.clone(),
             "RAGLOOM_EMBED" => flags.embed.clone(),
             "RAGLOOM_EMBED_MODEL" => flags.embed_model.clone(),
             "RAGLOOM_EMBED_API_BASE" => flags.embed_api_base.clone(),
@@ -72,6 +73,18 @@ pub fn resolve(
         })?
         .or(file.llm)
         .unwrap_or_default();
+    // A window from a flag or the environment also applies to an LLM the file chose.
+    let llm = match lookup("RAGLOOM_LLM_CONTEXT_WINDOW") {
+        Some(window) => LlmSpec::parse_context_window(&window)
+            .and_then(|w| llm.with_context_window(w))
+            .map_err(|e| {
+                CliError::config(
+                    e.to_string(),
+                    "--context-window takes a number of tokens, e.g. 8192",
+                )
+            })?,
+        None => llm,
+    };
     let embed = EmbedSpec::from_lookup(lookup)
         .map_err(|e| {
             CliError::config(e.to_string(), "see `ragloom --help` for the provider flags")
@@ -114,6 +127,52 @@ mod tests {
             toml::from_str("[embed]\nprovider = \"huggingface\"\nmodel_dir = \"/m\"\n").unwrap();
         let spec = resolve(&GlobalArgs::default(), env, file).unwrap();
         assert_eq!(spec.embed, EmbedSpec::None);
+    }
+
+    #[test]
+    fn a_context_window_flag_applies_to_the_file_s_llm() {
+        let file: ConfigFile = toml::from_str(
+            "[llm]\nprovider = \"openai-like\"\napi_base = \"http://127.0.0.1:8080/v1\"\nmodel = \"smollm2\"\n",
+        )
+        .unwrap();
+        let flags = GlobalArgs {
+            context_window: Some("2048".into()),
+            ..Default::default()
+        };
+        let spec = resolve(&flags, none, file).unwrap();
+        assert!(
+            matches!(
+                spec.llm,
+                LlmSpec::OpenAILike {
+                    context_window: Some(2048),
+                    ..
+                }
+            ),
+            "{:?}",
+            spec.llm
+        );
+        let file: ConfigFile = toml::from_str(
+            "[llm]\nprovider = \"ollama\"\nmodel = \"llama3.2\"\ncontext_window = 8192\n",
+        )
+        .unwrap();
+        let spec = resolve(&GlobalArgs::default(), none, file).unwrap();
+        assert!(
+            matches!(
+                spec.llm,
+                LlmSpec::Ollama {
+                    context_window: Some(8192),
+                    ..
+                }
+            ),
+            "{:?}",
+            spec.llm
+        );
+        let flags = GlobalArgs {
+            context_window: Some("lots".into()),
+            ..Default::default()
+        };
+        let err = resolve(&flags, none, ConfigFile::default()).unwrap_err();
+        assert!(err.message.contains("`lots`"), "{}", err.message);
     }
 
     #[test]

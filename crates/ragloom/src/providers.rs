@@ -11,6 +11,7 @@
 //! | `RAGLOOM_LLM_MODEL` | the model name (OpenAI, OpenAI-compatible, Ollama) |
 //! | `RAGLOOM_LLM_API_BASE` | the server of an OpenAI-compatible LLM |
 //! | `RAGLOOM_LLM_GGUF` | a GGUF file: selects the in-process candle LLM |
+//! | `RAGLOOM_LLM_CONTEXT_WINDOW` | the LLM's context window in tokens (OpenAI, OpenAI-compatible, Ollama), when its default is wrong for the model or server |
 //! | `OPENAI_API_KEY` | selects OpenAI when nothing above chose an LLM |
 //! | `OLLAMA_HOST` | selects Ollama when nothing above chose an LLM (needs `RAGLOOM_LLM_MODEL`) |
 //! | `RAGLOOM_EMBED` | `none`, `openai`, `openai-like`, `ollama` or `huggingface` |
@@ -37,6 +38,10 @@ pub enum LlmSpec {
         /// The model (default: LlamaIndex's, `gpt-3.5-turbo`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// The model's context window in tokens, when the default is wrong
+        /// for it (prompts are packed to fit it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context_window: Option<usize>,
     },
     /// Any OpenAI-compatible server (llama.cpp, vLLM, LM Studio, ...).
     #[serde(rename = "openai-like")]
@@ -45,6 +50,10 @@ pub enum LlmSpec {
         api_base: String,
         /// The model name the server knows.
         model: String,
+        /// The model's context window in tokens, when the default is wrong
+        /// for it (prompts are packed to fit it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context_window: Option<usize>,
     },
     /// An Ollama server (`OLLAMA_HOST`, default `http://127.0.0.1:11434`).
     Ollama {
@@ -53,6 +62,10 @@ pub enum LlmSpec {
         /// The server address, when not `OLLAMA_HOST`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         host: Option<String>,
+        /// The model's context window in tokens, when the default is wrong
+        /// for it (prompts are packed to fit it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context_window: Option<usize>,
     },
     /// A GGUF model run in-process with candle.
     Candle {
@@ -161,6 +174,29 @@ fn config_error(message: String) -> Error {
 impl LlmSpec {
     /// The LLM `var` configures, `None` when it configures none.
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Option<Self>> {
+        let spec = Self::chosen(&var)?;
+        let Some(window) = var("RAGLOOM_LLM_CONTEXT_WINDOW") else {
+            return Ok(spec);
+        };
+        let window = Self::parse_context_window(&window)?;
+        spec.map(|s| s.with_context_window(window)).transpose()
+    }
+
+    /// A context window as written in a flag or variable: a positive number of tokens.
+    pub fn parse_context_window(text: &str) -> Result<usize> {
+        text.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                config_error(format!(
+                    "the context window must be a positive number of tokens, not `{text}`"
+                ))
+            })
+    }
+
+    /// The LLM `var` names, before any context window is applied.
+    fn chosen(var: &impl Fn(&str) -> Option<String>) -> Result<Option<Self>> {
         let model = var("RAGLOOM_LLM_MODEL");
         if let Some(kind) = var("RAGLOOM_LLM") {
             return Self::parse(
@@ -178,17 +214,47 @@ impl LlmSpec {
             let model = model.ok_or_else(|| {
                 config_error("RAGLOOM_LLM_API_BASE is set but RAGLOOM_LLM_MODEL is not: name the model the server serves".into())
             })?;
-            return Ok(Some(Self::OpenAILike { api_base, model }));
+            return Ok(Some(Self::OpenAILike {
+                api_base,
+                model,
+                context_window: None,
+            }));
         }
         if var("OPENAI_API_KEY").is_some() {
-            return Ok(Some(Self::OpenAI { model }));
+            return Ok(Some(Self::OpenAI {
+                model,
+                context_window: None,
+            }));
         }
         if var("OLLAMA_HOST").is_some() {
             if let Some(model) = model {
-                return Ok(Some(Self::Ollama { model, host: None }));
+                return Ok(Some(Self::Ollama {
+                    model,
+                    host: None,
+                    context_window: None,
+                }));
             }
         }
         Ok(None)
+    }
+
+    /// The same LLM with a context window of `tokens` (the `--context-window`
+    /// flag, `RAGLOOM_LLM_CONTEXT_WINDOW`): what prompts are packed to fit.
+    /// No LLM ignores it; the candle LLM reads its window from the GGUF file,
+    /// so setting one there is an error.
+    pub fn with_context_window(mut self, tokens: usize) -> Result<Self> {
+        match &mut self {
+            Self::None => {}
+            Self::OpenAI { context_window, .. }
+            | Self::OpenAILike { context_window, .. }
+            | Self::Ollama { context_window, .. } => *context_window = Some(tokens),
+            Self::Candle { .. } => {
+                return Err(config_error(
+                    "the candle LLM takes its context window from the GGUF file: drop --context-window / RAGLOOM_LLM_CONTEXT_WINDOW".into(),
+                ));
+            }
+        }
+        Ok(self)
     }
 
     /// The spec a provider name (`none`, `openai`, `openai-like`, `ollama`,
@@ -202,8 +268,12 @@ impl LlmSpec {
     ) -> Result<Self> {
         match kind.trim().to_ascii_lowercase().as_str() {
             "none" | "" => Ok(Self::None),
-            "openai" => Ok(Self::OpenAI { model }),
+            "openai" => Ok(Self::OpenAI {
+                model,
+                context_window: None,
+            }),
             "openai-like" | "openai_like" => Ok(Self::OpenAILike {
+                context_window: None,
                 api_base: api_base.ok_or_else(|| {
                     config_error("an openai-like LLM needs its server: set --api-base or RAGLOOM_LLM_API_BASE".into())
                 })?,
@@ -212,6 +282,7 @@ impl LlmSpec {
                 })?,
             }),
             "ollama" => Ok(Self::Ollama {
+                context_window: None,
                 model: model.ok_or_else(|| {
                     config_error("an Ollama LLM needs a model name: set --model or RAGLOOM_LLM_MODEL (e.g. llama3.2)".into())
                 })?,
@@ -232,8 +303,12 @@ impl LlmSpec {
     pub fn label(&self) -> String {
         match self {
             Self::None => "none".into(),
-            Self::OpenAI { model } => format!("openai:{}", model.as_deref().unwrap_or("default")),
-            Self::OpenAILike { api_base, model } => format!("openai-like:{model}@{api_base}"),
+            Self::OpenAI { model, .. } => {
+                format!("openai:{}", model.as_deref().unwrap_or("default"))
+            }
+            Self::OpenAILike {
+                api_base, model, ..
+            } => format!("openai-like:{model}@{api_base}"),
             Self::Ollama { model, .. } => format!("ollama:{model}"),
             Self::Candle { gguf } => format!("candle:{}", gguf.display()),
         }
@@ -244,24 +319,44 @@ impl LlmSpec {
         match self {
             Self::None => Ok(None),
             #[cfg(feature = "openai")]
-            Self::OpenAI { model } => {
+            Self::OpenAI {
+                model,
+                context_window,
+            } => {
                 let mut b = ragloom_llms_openai::OpenAI::builder();
                 if let Some(m) = model {
                     b = b.model(m.clone());
                 }
+                if let Some(n) = context_window {
+                    b = b.context_window(*n);
+                }
                 Ok(Some(Arc::new(b.build()?)))
             }
             #[cfg(feature = "openai")]
-            Self::OpenAILike { api_base, model } => Ok(Some(Arc::new(
-                ragloom_llms_openai::OpenAILike::builder(model.clone())
-                    .api_base(api_base.clone())
-                    .build()?,
-            ))),
+            Self::OpenAILike {
+                api_base,
+                model,
+                context_window,
+            } => {
+                let mut b = ragloom_llms_openai::OpenAILike::builder(model.clone())
+                    .api_base(api_base.clone());
+                if let Some(n) = context_window {
+                    b = b.context_window(*n);
+                }
+                Ok(Some(Arc::new(b.build()?)))
+            }
             #[cfg(feature = "ollama")]
-            Self::Ollama { model, host } => {
+            Self::Ollama {
+                model,
+                host,
+                context_window,
+            } => {
                 let mut b = ragloom_llms_ollama::OllamaBuilder::new(model.clone());
                 if let Some(h) = host {
                     b = b.base_url(h.clone());
+                }
+                if let Some(n) = context_window {
+                    b = b.context_window(*n);
                 }
                 Ok(Some(Arc::new(b.build()?)))
             }
@@ -453,7 +548,8 @@ mod tests {
             spec.llm,
             LlmSpec::Ollama {
                 model: "llama3.2".into(),
-                host: None
+                host: None,
+                context_window: None,
             }
         );
         assert_eq!(
@@ -467,7 +563,13 @@ mod tests {
     #[test]
     fn api_key_selects_openai_for_both() {
         let spec = ProviderSpec::from_lookup(lookup(&[("OPENAI_API_KEY", "sk-x")])).unwrap();
-        assert_eq!(spec.llm, LlmSpec::OpenAI { model: None });
+        assert_eq!(
+            spec.llm,
+            LlmSpec::OpenAI {
+                model: None,
+                context_window: None
+            }
+        );
         assert_eq!(spec.embed, EmbedSpec::OpenAI { model: None });
     }
 
@@ -532,6 +634,7 @@ mod tests {
             llm: LlmSpec::OpenAILike {
                 api_base: "http://127.0.0.1:8080/v1".into(),
                 model: "smollm2".into(),
+                context_window: Some(2048),
             },
             embed: EmbedSpec::HuggingFace {
                 model_dir: "/models/minilm".into(),
@@ -539,8 +642,65 @@ mod tests {
         };
         let json = serde_json::to_value(&spec).unwrap();
         assert_eq!(json["llm"]["provider"], "openai-like");
+        assert_eq!(json["llm"]["context_window"], 2048);
         assert_eq!(json["embed"]["provider"], "huggingface");
         let back: ProviderSpec = serde_json::from_value(json).unwrap();
         assert_eq!(back, spec);
+    }
+
+    #[test]
+    fn a_context_window_reaches_the_spec_and_bad_ones_are_named() {
+        let spec = ProviderSpec::from_lookup(lookup(&[
+            ("RAGLOOM_LLM_API_BASE", "http://127.0.0.1:8080/v1"),
+            ("RAGLOOM_LLM_MODEL", "smollm2"),
+            ("RAGLOOM_LLM_CONTEXT_WINDOW", "8192"),
+        ]))
+        .unwrap();
+        assert!(
+            matches!(
+                spec.llm,
+                LlmSpec::OpenAILike {
+                    context_window: Some(8192),
+                    ..
+                }
+            ),
+            "{:?}",
+            spec.llm
+        );
+        // Without an LLM the window has nothing to apply to.
+        let spec =
+            ProviderSpec::from_lookup(lookup(&[("RAGLOOM_LLM_CONTEXT_WINDOW", "8192")])).unwrap();
+        assert_eq!(spec.llm, LlmSpec::None);
+        for bad in ["0", "-5", "8k"] {
+            let err = ProviderSpec::from_lookup(lookup(&[
+                ("RAGLOOM_LLM", "ollama"),
+                ("RAGLOOM_LLM_MODEL", "llama3.2"),
+                ("RAGLOOM_LLM_CONTEXT_WINDOW", bad),
+            ]))
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains(&format!("not `{bad}`")), "{err}");
+        }
+        let err = ProviderSpec::from_lookup(lookup(&[
+            ("RAGLOOM_LLM_GGUF", "/m.gguf"),
+            ("RAGLOOM_LLM_CONTEXT_WINDOW", "4096"),
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("GGUF"), "{err}");
+    }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn the_built_llm_reports_the_context_window() {
+        let llm = LlmSpec::OpenAILike {
+            api_base: "http://127.0.0.1:9/v1".into(),
+            model: "smollm2".into(),
+            context_window: Some(2048),
+        }
+        .build()
+        .unwrap()
+        .unwrap();
+        assert_eq!(llm.metadata().context_window, 2048);
     }
 }
