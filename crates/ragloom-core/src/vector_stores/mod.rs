@@ -3,6 +3,7 @@
 //! of external stores ([`utils`]) and [`SimpleVectorStore`].
 
 pub mod filters;
+mod key_index;
 mod simple;
 pub mod types;
 pub mod utils;

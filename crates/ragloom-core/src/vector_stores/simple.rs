@@ -13,7 +13,10 @@
 //!   scoring. LlamaIndex ignores `doc_ids`; ragloom keeps only nodes whose
 //!   ref doc id is listed. Nested filters are evaluated (LlamaIndex raises).
 //!   The rows a filter keeps are remembered until the next write, so
-//!   repeating a query's filters (a retriever's fixed filters) skips them.
+//!   repeating a query's filters (a retriever's fixed filters) skips them;
+//!   and a top-level `key == v` or `key in [...]` filter looks its rows up
+//!   in an index of that key (built on first use, dropped at the next
+//!   write), so a new `v` each query does not visit every row.
 //! - Scores are cosine similarity by default (dot product or negated
 //!   Euclidean distance with [`SimpleVectorStore::with_similarity_mode`]).
 //!   A zero vector has cosine 0.0 with everything (LlamaIndex: NaN).
@@ -42,6 +45,7 @@
 //! written back as a float (`1` becomes `1.0`, as Python would store it).
 
 use super::filters::matches;
+use super::key_index::{KeyIndex, Narrowed, narrowed_rows, narrowing_keys};
 use super::types::{
     DEFAULT_PERSIST_FNAME, NAMESPACE_SEP, VectorStoreQuery, VectorStoreQueryMode,
     VectorStoreQueryResult,
@@ -239,6 +243,17 @@ pub struct SimpleVectorStore {
     /// The rows the last filtered query kept: a retriever with fixed filters
     /// evaluates them once per version of the store, not once per query.
     candidate_cache: Mutex<Option<CandidateCache>>,
+    /// Equality indexes over the metadata keys filters have used, for one
+    /// version of the store: a filter `key == v` with a new `v` each query
+    /// visits the rows holding `v`, not every row.
+    key_indexes: Mutex<KeyIndexes>,
+}
+
+/// The metadata key indexes of one store version, built on first use.
+#[derive(Default)]
+struct KeyIndexes {
+    generation: u64,
+    by_key: HashMap<String, Arc<KeyIndex>>,
 }
 
 /// The candidate rows of one set of filters at one store version.
@@ -278,6 +293,7 @@ impl SimpleVectorStore {
             similarity_mode: SimilarityMode::Cosine,
             generation: AtomicU64::new(0),
             candidate_cache: Mutex::new(None),
+            key_indexes: Mutex::new(KeyIndexes::default()),
         }
     }
 
@@ -377,7 +393,7 @@ impl SimpleVectorStore {
             None
         };
         let Some(key) = key else {
-            return candidates(data, query).map(Arc::new);
+            return candidates(data, query, self.narrowed(data, query)).map(Arc::new);
         };
         let generation = self.generation.load(Ordering::Relaxed);
         {
@@ -392,7 +408,7 @@ impl SimpleVectorStore {
                 return Some(Arc::clone(&hit.rows));
             }
         }
-        let rows = Arc::new(candidates(data, query)?);
+        let rows = Arc::new(candidates(data, query, self.narrowed(data, query))?);
         *self
             .candidate_cache
             .lock()
@@ -402,6 +418,37 @@ impl SimpleVectorStore {
             rows: Arc::clone(&rows),
         });
         Some(rows)
+    }
+
+    /// The rows the query's top-level equality filters allow, from the key
+    /// indexes (built for this store version if missing); `None` when no
+    /// filter narrows or the query names its node ids (a short list already).
+    fn narrowed(&self, data: &Data, query: &VectorStoreQuery) -> Option<Narrowed> {
+        let filters = query.filters.as_ref()?;
+        if query.node_ids.is_some() {
+            return None;
+        }
+        let keys = narrowing_keys(filters);
+        if keys.is_empty() {
+            return None;
+        }
+        // The generation is stable while `data`'s read lock is held.
+        let generation = self.generation.load(Ordering::Relaxed);
+        let mut indexes = self
+            .key_indexes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if indexes.generation != generation {
+            indexes.by_key.clear();
+            indexes.generation = generation;
+        }
+        for key in keys {
+            if !indexes.by_key.contains_key(key) {
+                let index = Arc::new(KeyIndex::build(&data.metadata, key));
+                indexes.by_key.insert(key.to_string(), index);
+            }
+        }
+        narrowed_rows(filters, |key| indexes.by_key.get(key).cloned())
     }
 
     fn add_nodes(&self, nodes: &[Node]) -> Result<Vec<String>> {
@@ -620,7 +667,13 @@ fn widen_decimal(x: f32) -> f64 {
 }
 
 /// The rows a query may return, in row order; `None` when every row may.
-fn candidates(data: &Data, query: &VectorStoreQuery) -> Option<Vec<usize>> {
+/// `narrowed`, when given, holds every row the filters can match: only
+/// those are checked, and when they are exactly the matches, none are.
+fn candidates(
+    data: &Data,
+    query: &VectorStoreQuery,
+    narrowed: Option<Narrowed>,
+) -> Option<Vec<usize>> {
     let filters = query.filters.as_ref().filter(|f| !f.is_empty());
     if filters.is_none() && query.node_ids.is_none() && query.doc_ids.is_none() {
         return None;
@@ -655,7 +708,11 @@ fn candidates(data: &Data, query: &VectorStoreQuery) -> Option<Vec<usize>> {
             rows.dedup();
             rows
         }
-        None => (0..data.len()).collect(),
+        None => match narrowed {
+            Some(n) if n.exact && query.doc_ids.is_none() => return Some(n.rows),
+            Some(n) => n.rows,
+            None => (0..data.len()).collect(),
+        },
     };
     Some(if pool.len() >= PARALLEL_MIN_ROWS {
         pool.into_par_iter()
@@ -1232,6 +1289,85 @@ mod tests {
         assert!(futures::executor::block_on(store.delete_nodes(&["b".to_string()], None)).is_ok());
         assert_eq!(ids(&blue), ["a"]);
         assert_eq!(ids(&red), ["c"]);
+    }
+
+    #[test]
+    fn indexed_equality_filters_keep_exactly_what_the_scan_keeps() {
+        use crate::vector_stores::{FilterOperator, MetadataFilter};
+        use serde_json::json;
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let values = [
+            json!("a"),
+            json!("b"),
+            json!(1),
+            json!(1.0),
+            json!(true),
+            json!(2.5),
+            json!(null),
+            json!(["a"]),
+            json!(0),
+            json!(-0.0),
+        ];
+        let store = SimpleVectorStore::new();
+        let mut nodes = Vec::new();
+        for i in 0..400 {
+            let mut node = Node::text_node("")
+                .with_id(format!("n{i:03}"))
+                .with_embedding(vec![1.0, i as f32]);
+            for key in ["k", "j"] {
+                let v = next(values.len() + 1);
+                if v < values.len() {
+                    node = node.with_metadata(key, values[v].clone());
+                }
+            }
+            nodes.push(node);
+        }
+        assert!(store.add_nodes(&nodes).is_ok());
+        let pick = |next: &mut dyn FnMut(usize) -> usize| values[next(values.len())].clone();
+        for round in 0..300 {
+            if round % 50 == 49 {
+                // A write between queries: the indexes must follow it.
+                let i = next(nodes.len());
+                nodes[i] = nodes[i].clone().with_metadata("k", pick(&mut next));
+                assert!(store.add_nodes(&nodes[i..=i]).is_ok());
+            }
+            let key = ["k", "j"][next(2)];
+            let first = match next(3) {
+                0 => MetadataFilter::eq(key, pick(&mut next)),
+                1 => MetadataFilter::new(
+                    key,
+                    json!([pick(&mut next), pick(&mut next)]),
+                    FilterOperator::In,
+                ),
+                _ => MetadataFilter::new(key, json!("ab"), FilterOperator::In),
+            };
+            let mut items = vec![first];
+            if next(2) == 0 {
+                items.push(MetadataFilter::ne("j", pick(&mut next)));
+            }
+            let filters = if next(4) == 0 {
+                MetadataFilters::or(items)
+            } else {
+                MetadataFilters::and(items)
+            };
+            let expected: Vec<String> = nodes
+                .iter()
+                .filter(|n| matches(&filters, &metadata_dict_without_content(n)))
+                .map(|n| n.node_id().to_string())
+                .collect();
+            let mut got = store
+                .query_sync(&VectorStoreQuery::new(vec![1.0, 0.0], 0).with_filters(filters.clone()))
+                .map(|r| r.ids)
+                .unwrap_or_default();
+            got.sort();
+            assert_eq!(got, expected, "{filters:?}");
+        }
     }
 
     #[test]
