@@ -7,6 +7,8 @@ use std::process::{Command, ExitCode};
 
 /// The Python reference used by the interoperability tests.
 const LLAMA_INDEX_CORE: &str = "llama-index-core==0.14.25";
+/// LlamaIndex's BM25 retriever (bm25s 0.3), for the BM25 folder interop test.
+const LLAMA_INDEX_BM25: &str = "llama-index-retrievers-bm25==0.8.0";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -236,7 +238,7 @@ fn python_reference() -> Result<PathBuf> {
     let venv = cache.join("pyref-llama-index-core-0.14.25");
     let py = venv.join("bin").join("python");
     let check = Command::new(&py)
-        .args(["-c", "import llama_index.core"])
+        .args(["-c", "import llama_index.core, llama_index.retrievers.bm25"])
         .output();
     if check.is_ok_and(|o| o.status.success()) {
         return Ok(py);
@@ -245,11 +247,16 @@ fn python_reference() -> Result<PathBuf> {
         "==> setting up the Python reference ({LLAMA_INDEX_CORE}) in {}",
         venv.display()
     );
-    let mut mk = Command::new("python3");
-    mk.args(["-m", "venv"]).arg(&venv);
-    run("python3 -m venv", mk)?;
+    if !py.exists() {
+        let mut mk = Command::new("python3");
+        mk.args(["-m", "venv"]).arg(&venv);
+        run("python3 -m venv", mk)?;
+    }
     let mut pip = Command::new(venv.join("bin").join("pip"));
-    pip.args(["install", "-q", LLAMA_INDEX_CORE]);
-    run("pip install llama-index-core", pip)?;
+    pip.args(["install", "-q", LLAMA_INDEX_CORE, LLAMA_INDEX_BM25]);
+    run(
+        "pip install llama-index-core llama-index-retrievers-bm25",
+        pip,
+    )?;
     Ok(py)
 }

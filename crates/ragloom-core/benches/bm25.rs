@@ -89,6 +89,17 @@ fn bench_bm25(c: &mut Criterion) {
             b.iter(|| retriever.retrieve_str(black_box(query)))
         });
     }
+    // LlamaIndex's BM25 folder: persisting it and loading it back.
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("no temporary directory: {e}"),
+    };
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(15));
+    group.bench_function("persist_100k", |b| b.iter(|| retriever.persist(dir.path())));
+    group.bench_function("from_persist_dir_100k", |b| {
+        b.iter(|| BM25Retriever::from_persist_dir(dir.path()))
+    });
     group.finish();
 }
 

@@ -2,6 +2,8 @@
 //! folder shared with Python LlamaIndex 0.14.25 in both directions.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use ragloom_core::prelude::*;
 use ragloom_core::storage::StorageContext;
 use serde_json::Value;
@@ -261,14 +263,7 @@ async fn query_engine_answers_from_the_retrieved_context() {
 /// ragloom persists, Python LlamaIndex loads and answers the same top-k.
 #[tokio::test]
 async fn ragloom_index_loads_in_python_with_the_same_top_k() {
-    let Some(python) = std::env::var_os("RAGLOOM_PYTHON") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must set RAGLOOM_PYTHON (cargo xtask ci does)"
-        );
-        eprintln!(
-            "skipped: set RAGLOOM_PYTHON to a python with llama-index-core 0.14.25 (cargo xtask ci does)"
-        );
+    let Some(python) = common::reference_python("llama-index-core 0.14.25") else {
         return;
     };
     let dim = 32;
@@ -286,19 +281,8 @@ async fn ragloom_index_loads_in_python_with_the_same_top_k() {
         serde_json::json!({"dim": dim, "queries": queries, "k": 3}).to_string(),
     )
     .unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/load_and_query.py");
-    let out = std::process::Command::new(python)
-        .arg(script)
-        .arg(dir.path())
-        .arg(&request)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::run_script(&python, "load_and_query.py", [dir.path(), &request]);
+    let seen: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(seen["index_id"], Value::String(index.index_id()));
     // Every node Python reads has the hash and text ragloom computed.
     let docstore = &index.storage_context().docstore;

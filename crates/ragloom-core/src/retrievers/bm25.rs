@@ -19,6 +19,8 @@ use rayon::prelude::*;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 
+mod persist;
+
 /// LlamaIndex's `DEFAULT_SIMILARITY_TOP_K`.
 pub const DEFAULT_SIMILARITY_TOP_K: usize = 2;
 /// bm25s's default `k1`.
@@ -121,6 +123,8 @@ impl BM25RetrieverBuilder {
             tokenizer,
             similarity_top_k,
             allowed,
+            k1: self.k1,
+            b: self.b,
         })
     }
 }
@@ -217,6 +221,9 @@ pub struct BM25Retriever {
     tokenizer: Bm25Tokenizer,
     similarity_top_k: usize,
     allowed: Option<Vec<bool>>,
+    /// The parameters the weights were computed with (persisted with them).
+    k1: f64,
+    b: f64,
 }
 
 impl BM25Retriever {

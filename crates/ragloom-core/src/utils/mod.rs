@@ -1,8 +1,9 @@
 //! Small shared helpers: Python-style `{name}` formatting, atomic file writes,
-//! and character/byte offset conversion.
+//! Python's JSON layout, and NumPy `.npy` arrays.
 
 mod fmt;
 mod fs;
+pub(crate) mod npy;
 mod pyjson;
 
 pub use fmt::{format_named, template_vars};

@@ -1,0 +1,41 @@
+//! Helpers shared by the integration tests that run Python LlamaIndex.
+#![allow(dead_code)]
+
+use std::ffi::OsString;
+
+/// The reference Python (`RAGLOOM_PYTHON`, set by `cargo xtask ci`), or
+/// `None` off CI after saying the test is skipped; on CI its absence fails.
+pub fn reference_python(needs: &str) -> Option<OsString> {
+    if let Some(python) = std::env::var_os("RAGLOOM_PYTHON") {
+        return Some(python);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must set RAGLOOM_PYTHON (cargo xtask ci does)"
+    );
+    eprintln!("skipped: set RAGLOOM_PYTHON to a python with {needs} (cargo xtask ci does)");
+    None
+}
+
+/// Runs `tests/py/<script>` with `args` under `python`; its stdout, after
+/// asserting it succeeded (its stderr in the failure message).
+pub fn run_script<I, A>(python: &std::ffi::OsStr, script: &str, args: I) -> Vec<u8>
+where
+    I: IntoIterator<Item = A>,
+    A: AsRef<std::ffi::OsStr>,
+{
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/py")
+        .join(script);
+    let out = std::process::Command::new(python)
+        .arg(&path)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()));
+    assert!(
+        out.status.success(),
+        "python {script} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
