@@ -1,31 +1,21 @@
 //! BM25 on 100k nodes made from the public-domain corpus sources: building
 //! the index (tokenize, stem, postings) and answering a query (top 10).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use ragloom_core::Node;
 use ragloom_core::retrievers::BM25Retriever;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 const NUM_NODES: usize = 100_000;
 
-/// `shared/corpus/sources` (`$RAGLOOM_CORPUS_DIR/sources` or the nearest one
-/// above the crate).
+/// `sources/` of the shared corpus.
 fn sources_dir() -> PathBuf {
-    let dir = std::env::var("RAGLOOM_CORPUS_DIR")
-        .map(PathBuf::from)
-        .ok()
-        .or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .ancestors()
-                .map(|a| a.join("shared/corpus"))
-                .find(|c| c.is_dir())
-        });
-    match dir {
-        Some(d) => d.join("sources"),
-        None => panic!("shared/corpus not found; set RAGLOOM_CORPUS_DIR to run this bench"),
-    }
+    common::corpus_dir().join("sources")
 }
 
 /// 100k nodes of three lines each, the lines drawn from every source file in

@@ -2,17 +2,12 @@
 //! loaded serially and concurrently.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use ragloom_core::readers::{Reader, SimpleDirectoryReader};
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
-
-fn corpus_dir() -> Option<PathBuf> {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|p| p.join("shared/corpus"))
-        .find(|p| p.is_dir())
-}
 
 fn bench_readers(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -40,7 +35,7 @@ fn bench_readers(c: &mut Criterion) {
     group.bench_function("500_small_files/list_only", |b| {
         b.iter(|| black_box(listing.input_files().unwrap().len()))
     });
-    if let Some(corpus) = corpus_dir() {
+    if let Some(corpus) = common::find_corpus_dir() {
         for workers in [1, 8] {
             let reader = SimpleDirectoryReader::new(&corpus)
                 .recursive(true)

@@ -2,28 +2,17 @@
 //! defaults and at 512/50 (documents to nodes), and Punkt and the
 //! tokenizer alone.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use ragloom_core::node_parser::{NodeParser, PunktSentenceTokenizer, SentenceSplitter};
 use ragloom_core::{Cl100kTokenizer, Node, Tokenizer};
 use std::hint::black_box;
-use std::path::Path;
 
-/// The essay from the shared corpus (`$RAGLOOM_CORPUS_DIR` or the nearest
-/// `shared/corpus` above the crate); it is not shipped with the crate.
+/// The essay from the shared corpus.
 fn essay() -> String {
-    let dir = std::env::var("RAGLOOM_CORPUS_DIR")
-        .map(Into::into)
-        .ok()
-        .or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .ancestors()
-                .map(|a| a.join("shared/corpus"))
-                .find(|c| c.is_dir())
-        });
-    let Some(dir) = dir else {
-        panic!("shared/corpus not found; set RAGLOOM_CORPUS_DIR to run this bench");
-    };
-    let path = dir.join("paul_graham_essay.txt");
+    let path = common::corpus_dir().join("paul_graham_essay.txt");
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 

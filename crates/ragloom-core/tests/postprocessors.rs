@@ -4,6 +4,8 @@
 //! postprocessors run by a query engine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use async_trait::async_trait;
 use ragloom_core::llms::MockLlm;
 use ragloom_core::node_parser::{NodeParser, SentenceWindowNodeParser};
@@ -22,7 +24,6 @@ use ragloom_core::{
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
 static PY: LazyLock<Value> = LazyLock::new(|| {
@@ -531,23 +532,6 @@ fn choice_select_parse_and_format_match_python() {
     );
 }
 
-fn corpus_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("RAGLOOM_CORPUS_DIR") {
-        return dir.into();
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/corpus"))
-        .find(|c| c.is_dir())
-        .unwrap_or_else(|| {
-            panic!(
-                "the corpus folder shared/corpus was not found above {}; set \
-                 RAGLOOM_CORPUS_DIR to the folder holding paul_graham_essay.txt and sources/",
-                env!("CARGO_MANIFEST_DIR")
-            )
-        })
-}
-
 fn sha16(s: &str) -> String {
     Sha256::digest(s.as_bytes())
         .iter()
@@ -608,7 +592,7 @@ fn sentence_window_small_document_matches_python() {
 fn sentence_window_corpus_chunks_match_python() {
     for case in WINDOW["corpus"].as_array().unwrap() {
         let file = case["file"].as_str().unwrap();
-        let path = corpus_dir().join(file);
+        let path = common::corpus_dir().join(file);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
                 "cannot read {} ({e}): the corpus must be present",

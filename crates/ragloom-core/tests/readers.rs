@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used)]
 #![cfg(unix)]
 
+mod common;
+
 use async_trait::async_trait;
 use ragloom_core::readers::{
     EXCLUDED_FILE_METADATA_KEYS, FileReader, Reader, SimpleDirectoryReader,
@@ -728,27 +730,9 @@ async fn is_a_reader_trait_object() {
     assert!(format!("{reader:?}").contains("SimpleDirectoryReader"));
 }
 
-/// `shared/corpus` beside the repository or beside the worktree folder.
-fn corpus_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("RAGLOOM_CORPUS") {
-        return PathBuf::from(dir);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|p| p.join("shared/corpus"))
-        .find(|p| p.join("paul_graham_essay.txt").is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "the shared corpus (shared/corpus/paul_graham_essay.txt) was not found above {}; \
-                 set RAGLOOM_CORPUS to its folder",
-                env!("CARGO_MANIFEST_DIR")
-            )
-        })
-}
-
 #[tokio::test]
 async fn corpus_loads_as_llama_index_loads_it() {
-    let corpus = corpus_dir();
+    let corpus = common::corpus_dir();
     let docs = SimpleDirectoryReader::new(&corpus)
         .recursive(true)
         .required_exts([".txt"])

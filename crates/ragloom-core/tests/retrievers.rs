@@ -3,6 +3,8 @@
 //! the summary index, routing and recursive retrieval.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use async_trait::async_trait;
 use ragloom_core::indices::SummaryIndex;
 use ragloom_core::node_parser::{
@@ -23,7 +25,7 @@ use ragloom_core::{
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 fn data(name: &str) -> Value {
@@ -231,27 +233,9 @@ async fn fusion_retriever_generates_queries_and_fuses_with_rrf() {
     assert_eq!(got.len(), 2);
 }
 
-/// `shared/corpus` beside the repository or beside the worktree folder.
-fn corpus_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("RAGLOOM_CORPUS") {
-        return PathBuf::from(dir);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|p| p.join("shared/corpus"))
-        .find(|p| p.join("paul_graham_essay.txt").is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "the shared corpus (shared/corpus/paul_graham_essay.txt) was not found above {}; \
-                 set RAGLOOM_CORPUS to its folder",
-                env!("CARGO_MANIFEST_DIR")
-            )
-        })
-}
-
 #[test]
 fn hierarchical_parser_equals_python_on_the_essay() {
-    let text = std::fs::read_to_string(corpus_dir().join("paul_graham_essay.txt")).unwrap();
+    let text = std::fs::read_to_string(common::corpus_dir().join("paul_graham_essay.txt")).unwrap();
     let doc = Node::document(text)
         .with_id("essay")
         .with_metadata("file_name", "paul_graham_essay.txt");

@@ -3,6 +3,8 @@
 //! `tests/data/splitters/gen_splitters.py`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use ragloom_core::node_parser::{
     IdFunc, NodeParser, PunktSentenceTokenizer, SentenceSplitter, TextSplitter, TokenTextSplitter,
 };
@@ -16,32 +18,12 @@ fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/splitters")
 }
 
-/// The shared corpus: `$RAGLOOM_CORPUS_DIR`, else the nearest `shared/corpus`
-/// above the crate (the repository's sibling folder, wherever it is checked out).
-fn corpus_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("RAGLOOM_CORPUS_DIR") {
-        return dir.into();
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/corpus"))
-        .find(|c| c.is_dir())
-        .unwrap_or_else(|| {
-            panic!(
-                "the corpus folder shared/corpus was not found above {}; set \
-                 RAGLOOM_CORPUS_DIR to the folder holding paul_graham_essay.txt and \
-                 sources/ (the essay is not shipped with the crate)",
-                env!("CARGO_MANIFEST_DIR")
-            )
-        })
-}
-
 /// A text named as in the recorded data: `data:x` is in this crate's test
 /// data, anything else in the shared corpus.
 fn read_text(name: &str) -> String {
     let path = match name.strip_prefix("data:") {
         Some(local) => data_dir().join(local),
-        None => corpus_dir().join(name),
+        None => common::corpus_dir().join(name),
     };
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(

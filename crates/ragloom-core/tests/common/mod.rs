@@ -39,3 +39,27 @@ where
     );
     out.stdout
 }
+
+/// The shared corpus folder (`paul_graham_essay.txt`, `sources/`), not
+/// shipped with the crate: `$RAGLOOM_CORPUS_DIR`, else the nearest
+/// `shared/corpus` above this crate (beside the repository or inside it).
+pub fn find_corpus_dir() -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("RAGLOOM_CORPUS_DIR") {
+        return Some(dir.into());
+    }
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|a| a.join("shared/corpus"))
+        .find(|c| c.join("paul_graham_essay.txt").is_file())
+}
+
+/// [`find_corpus_dir`], or a panic saying how to point at the corpus.
+pub fn corpus_dir() -> std::path::PathBuf {
+    find_corpus_dir().unwrap_or_else(|| {
+        panic!(
+            "the corpus folder shared/corpus was not found above {}; set \
+             RAGLOOM_CORPUS_DIR to the folder holding paul_graham_essay.txt and sources/",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    })
+}
