@@ -97,13 +97,13 @@ fn apply(op: FilterOperator, meta: &Value, wanted: &Value) -> Option<bool> {
 }
 
 /// A JSON number or boolean as Python sees it: an exact integer or a float.
-#[derive(Clone, Copy)]
-enum Num {
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Num {
     Int(i128),
     Float(f64),
 }
 
-fn as_num(v: &Value) -> Option<Num> {
+pub(super) fn as_num(v: &Value) -> Option<Num> {
     match v {
         Value::Bool(b) => Some(Num::Int(i128::from(*b))),
         Value::Number(n) => Some(number(n)),
@@ -121,7 +121,7 @@ fn number(n: &Number) -> Num {
     }
 }
 
-fn num_cmp(a: Num, b: Num) -> Option<Ordering> {
+pub(super) fn num_cmp(a: Num, b: Num) -> Option<Ordering> {
     match (a, b) {
         (Num::Int(x), Num::Int(y)) => Some(x.cmp(&y)),
         (Num::Float(x), Num::Float(y)) => x.partial_cmp(&y),

@@ -1,94 +1,132 @@
-//! Equality indexes over metadata keys for [`SimpleVectorStore`](super::SimpleVectorStore):
-//! the rows holding each scalar value, so `key == v` and `key in [...]` visit matching rows only.
+//! Ordered indexes over metadata keys for [`SimpleVectorStore`](super::SimpleVectorStore):
+//! each key's numbers and strings sorted with their rows, so `==`, `in` and ranges visit matching rows only.
 //!
-//! Values Python's `==` calls equal (`1`, `1.0`, `true`) share one
-//! [`ScalarKey`] and no others do, so a lookup yields exactly the rows the
-//! filter keeps: a query whose only filter is that equality uses them as
-//! they are; other filters beside it are checked on those rows.
+//! Numbers (booleans among them) are ordered as Python compares them (1 ==
+//! 1.0 == true, integers against floats exactly) and strings by code point,
+//! as Python's `<` does; values Python cannot order against the filter's
+//! (a string against a number, null, lists) never match, so a lookup yields
+//! exactly the rows a filter keeps. An `and` group whose filters all have
+//! lookups uses the intersection as it is; any other filter beside them is
+//! checked on those rows only.
 
-use super::types::{FilterCondition, FilterItem, FilterOperator, MetadataFilters};
+use super::filters::{Num, as_num, num_cmp};
+use super::types::{FilterCondition, FilterItem, FilterOperator, MetadataFilter, MetadataFilters};
 use crate::schema::Metadata;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::cmp::Ordering;
+use std::sync::Arc;
 
-/// A scalar metadata value reduced so that values equal under Python's `==`
-/// have equal keys: integral numbers (and booleans) by their integer value,
-/// other finite numbers by their bits, strings as they are.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum ScalarKey {
-    Int(i128),
-    Float(u64),
-    Str(String),
-}
-
-impl ScalarKey {
-    /// The key of `value`; `None` for null, NaN, lists and objects, which
-    /// are never indexed (an equality filter on them scans instead).
-    fn of(value: &Value) -> Option<Self> {
-        match value {
-            Value::Bool(b) => Some(Self::Int(i128::from(*b))),
-            Value::Number(n) => {
-                if let Some(i) = n.as_i64() {
-                    Some(Self::Int(i128::from(i)))
-                } else if let Some(u) = n.as_u64() {
-                    Some(Self::Int(i128::from(u)))
-                } else {
-                    Self::of_float(n.as_f64()?)
-                }
-            }
-            Value::String(s) => Some(Self::Str(s.clone())),
-            _ => None,
-        }
-    }
-
-    fn of_float(f: f64) -> Option<Self> {
-        if f.is_nan() {
-            return None;
-        }
-        // 2^127: integral floats below it convert to i128 exactly, and an
-        // integral float equals exactly the integer of that value.
-        const LIMIT: f64 = 1.7014118346046923e38;
-        if f.fract() == 0.0 && f.abs() < LIMIT {
-            // `as` is exact here: `f` is integral and in range (and -0.0 is 0).
-            Some(Self::Int(f as i128))
-        } else {
-            Some(Self::Float(f.to_bits()))
-        }
-    }
-}
-
-/// The rows of one metadata key, by value.
+/// One metadata key's scalar values, sorted, with their rows.
 #[derive(Debug, Default)]
 pub(super) struct KeyIndex {
-    rows: HashMap<ScalarKey, Vec<u32>>,
+    /// Numeric values (NaN left out: it matches no comparison).
+    numbers: Vec<(Num, u32)>,
+    strings: Vec<(String, u32)>,
 }
 
 impl KeyIndex {
     /// Indexes `key` over every row's metadata (rows are positions in `metadata`).
     pub(super) fn build(metadata: &[Option<Metadata>], key: &str) -> Self {
-        let mut rows: HashMap<ScalarKey, Vec<u32>> = HashMap::new();
+        let mut index = Self::default();
         for (r, m) in metadata.iter().enumerate() {
-            let Some(k) = m.as_ref().and_then(|m| m.get(key)).and_then(ScalarKey::of) else {
-                continue;
-            };
             // A store's rows fit in u32: 4 billion vectors would not fit in memory anyway.
-            if let Ok(r) = u32::try_from(r) {
-                rows.entry(k).or_default().push(r);
+            let Ok(row) = u32::try_from(r) else { break };
+            match m.as_ref().and_then(|m| m.get(key)) {
+                Some(Value::String(s)) => index.strings.push((s.clone(), row)),
+                Some(v) => {
+                    if let Some(n) = as_num(v).filter(|n| !is_nan(*n)) {
+                        index.numbers.push((n, row));
+                    }
+                }
+                None => {}
             }
         }
-        Self { rows }
+        // Without NaN the comparison is a total order.
+        index
+            .numbers
+            .sort_by(|a, b| num_cmp(a.0, b.0).unwrap_or(Ordering::Equal));
+        index.strings.sort_unstable();
+        index
     }
 
-    /// The rows whose value may equal `value`, ascending; `None` when
-    /// `value` cannot be looked up (null, NaN, a list or an object).
-    fn lookup(&self, value: &Value) -> Option<&[u32]> {
-        let key = ScalarKey::of(value)?;
-        Some(self.rows.get(&key).map_or(&[], Vec::as_slice))
+    /// The rows (unordered) whose value `op` keeps against `wanted`; `None`
+    /// when the filter is not one the index answers.
+    fn lookup(&self, op: FilterOperator, wanted: &Value) -> Option<Vec<u32>> {
+        use FilterOperator as Op;
+        match op {
+            Op::Eq | Op::Gt | Op::Gte | Op::Lt | Op::Lte => self.compare(op, wanted),
+            // `in` over a string or an object tests substrings or keys: not an equality.
+            Op::In => match wanted {
+                Value::Array(items) => {
+                    let mut rows = Vec::new();
+                    for item in items {
+                        rows.extend(self.compare(Op::Eq, item)?);
+                    }
+                    Some(rows)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The rows whose value compares with `wanted` as `op` asks.
+    fn compare(&self, op: FilterOperator, wanted: &Value) -> Option<Vec<u32>> {
+        if let Some(bound) = as_num(wanted) {
+            if is_nan(bound) {
+                return Some(Vec::new());
+            }
+            let position = |v: &Num| num_cmp(*v, bound).unwrap_or(Ordering::Equal);
+            return Some(select(&self.numbers, op, |(v, _)| position(v)));
+        }
+        match wanted {
+            Value::String(bound) => Some(select(&self.strings, op, |(v, _)| {
+                v.as_str().cmp(bound.as_str())
+            })),
+            // Nothing equals or orders against null here: a null value never matches.
+            Value::Null => Some(Vec::new()),
+            _ => None,
+        }
     }
 }
 
-/// The keys whose index could narrow `filters`: those of top-level `==` and
-/// `in [...]` filters of an `and` group, with values an index can look up.
+fn is_nan(n: Num) -> bool {
+    matches!(n, Num::Float(f) if f.is_nan())
+}
+
+/// The rows of the entries of `sorted` (ascending by `cmp_to_bound`) that
+/// `op` keeps: the entries below, at or above the bound.
+fn select<T>(
+    sorted: &[(T, u32)],
+    op: FilterOperator,
+    cmp_to_bound: impl Fn(&(T, u32)) -> Ordering,
+) -> Vec<u32> {
+    let below = sorted.partition_point(|e| cmp_to_bound(e) == Ordering::Less);
+    let not_above = sorted.partition_point(|e| cmp_to_bound(e) != Ordering::Greater);
+    let span = match op {
+        FilterOperator::Eq => below..not_above,
+        FilterOperator::Gt => not_above..sorted.len(),
+        FilterOperator::Gte => below..sorted.len(),
+        FilterOperator::Lt => 0..below,
+        FilterOperator::Lte => 0..not_above,
+        _ => 0..0,
+    };
+    sorted[span].iter().map(|&(_, r)| r).collect()
+}
+
+/// Whether the index can answer `filter`.
+fn indexable(filter: &MetadataFilter) -> bool {
+    use FilterOperator as Op;
+    let scalar = |v: &Value| !matches!(v, Value::Array(_) | Value::Object(_));
+    match filter.operator {
+        Op::Eq | Op::Gt | Op::Gte | Op::Lt | Op::Lte => scalar(&filter.value),
+        Op::In => matches!(&filter.value, Value::Array(items) if items.iter().all(scalar)),
+        _ => false,
+    }
+}
+
+/// The keys whose index could narrow `filters`: those of the top-level
+/// filters of an `and` group that an index answers.
 pub(super) fn narrowing_keys(filters: &MetadataFilters) -> Vec<&str> {
     if filters.condition != FilterCondition::And {
         return Vec::new();
@@ -97,31 +135,13 @@ pub(super) fn narrowing_keys(filters: &MetadataFilters) -> Vec<&str> {
         .filters
         .iter()
         .filter_map(|item| match item {
-            FilterItem::Filter(f) if lookup_values(f.operator, &f.value).is_some() => {
-                Some(f.key.as_str())
-            }
+            FilterItem::Filter(f) if indexable(f) => Some(f.key.as_str()),
             _ => None,
         })
         .collect();
+    keys.sort_unstable();
     keys.dedup();
     keys
-}
-
-/// The values `key <operator> value` matches when equal to them, if the
-/// filter is an equality an index answers.
-fn lookup_values(operator: FilterOperator, value: &Value) -> Option<Vec<&Value>> {
-    let indexable = |v: &&Value| ScalarKey::of(v).is_some();
-    match operator {
-        FilterOperator::Eq => Some(vec![value]).filter(|v| v.iter().all(indexable)),
-        // `in` with a string or an object tests substrings or keys: not an equality.
-        FilterOperator::In => match value {
-            Value::Array(items) if items.iter().all(|v| indexable(&v)) => {
-                Some(items.iter().collect())
-            }
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// Rows found through the key indexes.
@@ -129,121 +149,146 @@ fn lookup_values(operator: FilterOperator, value: &Value) -> Option<Vec<&Value>>
 pub(super) struct Narrowed {
     /// Every row that can match the filters, ascending.
     pub rows: Vec<usize>,
-    /// Whether these are exactly the rows the filters keep (the filters are
-    /// that one equality), so checking them again is unnecessary.
+    /// Whether these are exactly the rows the filters keep (every filter of
+    /// the group was looked up), so checking them again is unnecessary.
     pub exact: bool,
 }
 
-/// Every row that can match `filters`, from the indexes `index` returns for
-/// [`narrowing_keys`]: the smallest row set among the top-level equality
-/// filters. `None` when no filter narrows.
+/// The rows every indexable top-level filter of an `and` group keeps (the
+/// intersection of their lookups), from the indexes `index` returns for
+/// [`narrowing_keys`]. `None` when no filter narrows.
 pub(super) fn narrowed_rows(
     filters: &MetadataFilters,
-    index: impl Fn(&str) -> Option<std::sync::Arc<KeyIndex>>,
+    index: impl Fn(&str) -> Option<Arc<KeyIndex>>,
 ) -> Option<Narrowed> {
     if filters.condition != FilterCondition::And {
         return None;
     }
-    let mut best: Option<Vec<usize>> = None;
+    let mut result: Option<Vec<u32>> = None;
+    let mut looked_up = 0;
     for item in &filters.filters {
         let FilterItem::Filter(f) = item else {
             continue;
         };
-        let Some(values) = lookup_values(f.operator, &f.value) else {
+        if !indexable(f) {
+            continue;
+        }
+        let Some(mut rows) = index(&f.key).and_then(|idx| idx.lookup(f.operator, &f.value)) else {
             continue;
         };
-        let Some(idx) = index(&f.key) else {
-            continue;
-        };
-        let mut rows: Vec<usize> = Vec::new();
-        for v in values {
-            if let Some(found) = idx.lookup(v) {
-                rows.extend(found.iter().map(|&r| r as usize));
+        looked_up += 1;
+        rows.sort_unstable();
+        rows.dedup();
+        result = Some(match result {
+            None => rows,
+            Some(acc) => intersect(&acc, &rows),
+        });
+    }
+    result.map(|rows| Narrowed {
+        rows: rows.into_iter().map(|r| r as usize).collect(),
+        exact: looked_up == filters.filters.len(),
+    })
+}
+
+/// The values in both ascending lists.
+fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::with_capacity(a.len().min(b.len()));
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
             }
         }
-        if best.as_ref().is_none_or(|b| rows.len() < b.len()) {
-            rows.sort_unstable();
-            rows.dedup();
-            best = Some(rows);
-        }
     }
-    best.map(|rows| Narrowed {
-        rows,
-        exact: filters.filters.len() == 1,
-    })
+    out
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::vector_stores::types::MetadataFilter;
     use serde_json::json;
 
     fn meta(v: Value) -> Option<Metadata> {
         v.as_object().cloned()
     }
 
-    #[test]
-    fn values_python_calls_equal_share_a_key() {
-        for (a, b) in [
-            (json!(1), json!(1.0)),
-            (json!(true), json!(1)),
-            (json!(false), json!(0.0)),
-            (json!(-0.0), json!(0)),
-            (json!(u64::MAX), json!(u64::MAX)),
-            (json!("x"), json!("x")),
-        ] {
-            assert_eq!(ScalarKey::of(&a), ScalarKey::of(&b), "{a} vs {b}");
-        }
-        assert_ne!(ScalarKey::of(&json!(1.5)), ScalarKey::of(&json!(1)));
-        assert_ne!(ScalarKey::of(&json!("1")), ScalarKey::of(&json!(1)));
-        assert_eq!(ScalarKey::of(&json!(null)), None);
-        assert_eq!(ScalarKey::of(&json!([1])), None);
-    }
-
-    #[test]
-    fn equality_and_in_narrow_other_operators_do_not() {
-        let rows = vec![
+    fn rows_of() -> Vec<Option<Metadata>> {
+        vec![
             meta(json!({"k": "a", "n": 1})),
             meta(json!({"k": "b", "n": 2.0})),
             None,
             meta(json!({"k": ["a"], "n": true})),
-            meta(json!({"k": "a"})),
-        ];
-        let index = |key: &str| Some(std::sync::Arc::new(KeyIndex::build(&rows, key)));
-        let f = |key: &str, op, value: Value| {
-            MetadataFilters::and([MetadataFilter::new(key, value, op)])
-        };
+            meta(json!({"k": "a", "n": 2.5})),
+            meta(json!({"k": "ab", "n": "2"})),
+        ]
+    }
 
-        let eq_a = f("k", FilterOperator::Eq, json!("a"));
-        let rows = |filters: &MetadataFilters| narrowed_rows(filters, index).map(|n| n.rows);
-        assert_eq!(rows(&eq_a), Some(vec![0, 4]));
-        let n_in = f("n", FilterOperator::In, json!([1, 2]));
-        assert_eq!(rows(&n_in), Some(vec![0, 1, 3]));
+    fn rows(filters: &MetadataFilters) -> Option<Vec<usize>> {
+        let metadata = rows_of();
+        narrowed_rows(filters, |key| {
+            Some(Arc::new(KeyIndex::build(&metadata, key)))
+        })
+        .map(|n| n.rows)
+    }
+
+    #[test]
+    fn equality_in_and_ranges_look_up_python_s_matches() {
+        let one = |f: MetadataFilter| MetadataFilters::and([f]);
+        assert_eq!(rows(&one(MetadataFilter::eq("k", "a"))), Some(vec![0, 4]));
+        // 1 == 1.0 == True; the string "2" is not the number 2.
+        assert_eq!(rows(&one(MetadataFilter::eq("n", 1.0))), Some(vec![0, 3]));
         assert_eq!(
-            rows(&f("k", FilterOperator::Eq, json!("zzz"))),
-            Some(vec![])
+            rows(&one(MetadataFilter::is_in("n", [2, 1]))),
+            Some(vec![0, 1, 3])
         );
-        assert!(narrowed_rows(&eq_a, index).is_some_and(|n| n.exact));
-        // Substring `in`, lists, `!=` and `or` groups are left to the scan.
+        assert_eq!(rows(&one(MetadataFilter::gt("n", 1))), Some(vec![1, 4]));
+        assert_eq!(rows(&one(MetadataFilter::lte("n", 2))), Some(vec![0, 1, 3]));
+        assert_eq!(rows(&one(MetadataFilter::gte("k", "ab"))), Some(vec![1, 5]));
+        assert_eq!(
+            rows(&one(MetadataFilter::lt("k", "b"))),
+            Some(vec![0, 4, 5])
+        );
+        assert_eq!(rows(&one(MetadataFilter::eq("k", "zzz"))), Some(vec![]));
+        assert_eq!(rows(&one(MetadataFilter::eq("n", f64::NAN))), Some(vec![]));
+        // Substring `in`, list values, `!=` and `or` groups are left to the scan.
         for filters in [
-            f("k", FilterOperator::In, json!("abc")),
-            f("k", FilterOperator::Eq, json!(["a"])),
-            f("k", FilterOperator::Ne, json!("a")),
+            one(MetadataFilter::new("k", json!("abc"), FilterOperator::In)),
+            one(MetadataFilter::eq("k", json!(["a"]))),
+            one(MetadataFilter::ne("k", "a")),
             MetadataFilters::or([MetadataFilter::eq("k", "a")]),
         ] {
             assert_eq!(rows(&filters), None, "{filters:?}");
         }
-        // The smallest set wins among several equalities.
-        let both = MetadataFilters::and([MetadataFilter::eq("k", "a"), MetadataFilter::eq("n", 2)]);
+    }
+
+    #[test]
+    fn an_and_group_intersects_and_is_exact_only_when_every_filter_was_looked_up() {
+        let metadata = rows_of();
+        let index = |key: &str| Some(Arc::new(KeyIndex::build(&metadata, key)));
+        let range =
+            MetadataFilters::and([MetadataFilter::gte("n", 1), MetadataFilter::lt("n", 2.5)]);
         assert_eq!(
-            narrowed_rows(&both, index),
+            narrowed_rows(&range, index),
             Some(Narrowed {
-                rows: vec![1],
+                rows: vec![0, 1, 3],
+                exact: true
+            })
+        );
+        let mixed =
+            MetadataFilters::and([MetadataFilter::eq("k", "a"), MetadataFilter::ne("n", 1)]);
+        assert_eq!(
+            narrowed_rows(&mixed, index),
+            Some(Narrowed {
+                rows: vec![0, 4],
                 exact: false
             })
         );
-        assert_eq!(narrowing_keys(&both), vec!["k", "n"]);
+        assert_eq!(narrowing_keys(&range), vec!["n"]);
     }
 }

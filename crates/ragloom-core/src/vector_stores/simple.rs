@@ -14,9 +14,10 @@
 //!   ref doc id is listed. Nested filters are evaluated (LlamaIndex raises).
 //!   The rows a filter keeps are remembered until the next write, so
 //!   repeating a query's filters (a retriever's fixed filters) skips them;
-//!   and a top-level `key == v` or `key in [...]` filter looks its rows up
-//!   in an index of that key (built on first use, dropped at the next
-//!   write), so a new `v` each query does not visit every row.
+//!   and top-level `==`, `in [...]`, `<`, `<=`, `>`, `>=` filters of an
+//!   `and` group look their rows up in a sorted index of their key (built
+//!   on first use, dropped at the next write), so new values each query do
+//!   not visit every row.
 //! - Scores are cosine similarity by default (dot product or negated
 //!   Euclidean distance with [`SimpleVectorStore::with_similarity_mode`]).
 //!   A zero vector has cosine 0.0 with everything (LlamaIndex: NaN).
@@ -243,9 +244,9 @@ pub struct SimpleVectorStore {
     /// The rows the last filtered query kept: a retriever with fixed filters
     /// evaluates them once per version of the store, not once per query.
     candidate_cache: Mutex<Option<CandidateCache>>,
-    /// Equality indexes over the metadata keys filters have used, for one
-    /// version of the store: a filter `key == v` with a new `v` each query
-    /// visits the rows holding `v`, not every row.
+    /// Sorted indexes over the metadata keys filters have used, for one
+    /// version of the store: `key == v` or `key >= v` with a new `v` each
+    /// query visits the matching rows, not every row.
     key_indexes: Mutex<KeyIndexes>,
 }
 
@@ -420,7 +421,7 @@ impl SimpleVectorStore {
         Some(rows)
     }
 
-    /// The rows the query's top-level equality filters allow, from the key
+    /// The rows the query's top-level indexable filters allow, from the key
     /// indexes (built for this store version if missing); `None` when no
     /// filter narrows or the query names its node ids (a short list already).
     fn narrowed(&self, data: &Data, query: &VectorStoreQuery) -> Option<Narrowed> {
@@ -1292,7 +1293,7 @@ mod tests {
     }
 
     #[test]
-    fn indexed_equality_filters_keep_exactly_what_the_scan_keeps() {
+    fn indexed_filters_keep_exactly_what_the_scan_keeps() {
         use crate::vector_stores::{FilterOperator, MetadataFilter};
         use serde_json::json;
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -1313,6 +1314,10 @@ mod tests {
             json!(["a"]),
             json!(0),
             json!(-0.0),
+            json!(-3),
+            json!(7.25),
+            json!("ab"),
+            json!(false),
         ];
         let store = SimpleVectorStore::new();
         let mut nodes = Vec::new();
@@ -1330,26 +1335,31 @@ mod tests {
         }
         assert!(store.add_nodes(&nodes).is_ok());
         let pick = |next: &mut dyn FnMut(usize) -> usize| values[next(values.len())].clone();
-        for round in 0..300 {
+        for round in 0..600 {
             if round % 50 == 49 {
                 // A write between queries: the indexes must follow it.
                 let i = next(nodes.len());
                 nodes[i] = nodes[i].clone().with_metadata("k", pick(&mut next));
                 assert!(store.add_nodes(&nodes[i..=i]).is_ok());
             }
-            let key = ["k", "j"][next(2)];
-            let first = match next(3) {
-                0 => MetadataFilter::eq(key, pick(&mut next)),
-                1 => MetadataFilter::new(
-                    key,
-                    json!([pick(&mut next), pick(&mut next)]),
+            let mut items = Vec::new();
+            for _ in 0..1 + next(3) {
+                let key = ["k", "j"][next(2)];
+                let operator = [
+                    FilterOperator::Eq,
                     FilterOperator::In,
-                ),
-                _ => MetadataFilter::new(key, json!("ab"), FilterOperator::In),
-            };
-            let mut items = vec![first];
-            if next(2) == 0 {
-                items.push(MetadataFilter::ne("j", pick(&mut next)));
+                    FilterOperator::Gt,
+                    FilterOperator::Gte,
+                    FilterOperator::Lt,
+                    FilterOperator::Lte,
+                    FilterOperator::Ne,
+                ][next(7)];
+                let value = match (operator, next(4)) {
+                    (FilterOperator::In, 0) => json!("ab"),
+                    (FilterOperator::In, _) => json!([pick(&mut next), pick(&mut next)]),
+                    _ => pick(&mut next),
+                };
+                items.push(MetadataFilter::new(key, value, operator));
             }
             let filters = if next(4) == 0 {
                 MetadataFilters::or(items)
