@@ -28,6 +28,46 @@ async fn ask(llm: &dyn Llm, template: &str, vars: &[(&str, &str)]) -> Result<Str
     predict(llm, &prompt, vars).await
 }
 
+/// Asks `template` about one text node (its content as `{context_str}`,
+/// beside `count`) and keeps the stripped reply under `key`; any other kind
+/// of node gets no metadata, as in Python.
+async fn ask_about_node(
+    llm: &dyn Llm,
+    template: &str,
+    count: (&str, usize),
+    key: &str,
+    node: &Node,
+    config: &ExtractorConfig,
+) -> Result<Metadata> {
+    let mut m = Metadata::new();
+    if !is_text_node(node) {
+        return Ok(m);
+    }
+    let context = node.get_content(config.metadata_mode);
+    let n = count.1.to_string();
+    let reply = ask(llm, template, &[(count.0, &n), ("context_str", &context)]).await?;
+    m.insert(key.into(), Value::String(py_strip(&reply).to_string()));
+    Ok(m)
+}
+
+/// `MetadataExtractor` for an extractor that asks about each node on its
+/// own (its `one(&self, node)`), concurrently.
+macro_rules! per_node_extractor {
+    ($ty:ident) => {
+        #[async_trait]
+        impl MetadataExtractor for $ty {
+            fn config(&self) -> &ExtractorConfig {
+                &self.config
+            }
+
+            async fn extract(&self, nodes: &[Node]) -> Result<Vec<Metadata>> {
+                let jobs = nodes.iter().map(|n| self.one(n)).collect();
+                run_jobs(jobs, self.config.show_progress, self.config.num_workers).await
+            }
+        }
+    };
+}
+
 /// Builder methods every extractor shares, and its `TransformComponent` impl.
 macro_rules! extractor_common {
     ($ty:ident, $class:literal) => {
@@ -224,39 +264,20 @@ impl KeywordExtractor {
     }
 
     async fn one(&self, node: &Node) -> Result<Metadata> {
-        let mut m = Metadata::new();
-        if !is_text_node(node) {
-            return Ok(m);
-        }
-        let context = node.get_content(self.config.metadata_mode);
-        let n = self.keywords.to_string();
-        let reply = ask(
+        ask_about_node(
             self.llm.as_ref(),
             &self.prompt_template,
-            &[("keywords", &n), ("context_str", &context)],
+            ("keywords", self.keywords),
+            "excerpt_keywords",
+            node,
+            &self.config,
         )
-        .await?;
-        m.insert(
-            "excerpt_keywords".into(),
-            Value::String(py_strip(&reply).to_string()),
-        );
-        Ok(m)
+        .await
     }
 }
 
 extractor_common!(KeywordExtractor, "KeywordExtractor");
-
-#[async_trait]
-impl MetadataExtractor for KeywordExtractor {
-    fn config(&self) -> &ExtractorConfig {
-        &self.config
-    }
-
-    async fn extract(&self, nodes: &[Node]) -> Result<Vec<Metadata>> {
-        let jobs = nodes.iter().map(|n| self.one(n)).collect();
-        run_jobs(jobs, self.config.show_progress, self.config.num_workers).await
-    }
-}
+per_node_extractor!(KeywordExtractor);
 
 /// Questions a node answers (LlamaIndex `QuestionsAnsweredExtractor`), as
 /// `questions_this_excerpt_can_answer`.
@@ -301,39 +322,20 @@ impl QuestionsAnsweredExtractor {
     }
 
     async fn one(&self, node: &Node) -> Result<Metadata> {
-        let mut m = Metadata::new();
-        if !is_text_node(node) {
-            return Ok(m);
-        }
-        let context = node.get_content(self.config.metadata_mode);
-        let n = self.questions.to_string();
-        let reply = ask(
+        ask_about_node(
             self.llm.as_ref(),
             &self.prompt_template,
-            &[("num_questions", &n), ("context_str", &context)],
+            ("num_questions", self.questions),
+            "questions_this_excerpt_can_answer",
+            node,
+            &self.config,
         )
-        .await?;
-        m.insert(
-            "questions_this_excerpt_can_answer".into(),
-            Value::String(py_strip(&reply).to_string()),
-        );
-        Ok(m)
+        .await
     }
 }
 
 extractor_common!(QuestionsAnsweredExtractor, "QuestionsAnsweredExtractor");
-
-#[async_trait]
-impl MetadataExtractor for QuestionsAnsweredExtractor {
-    fn config(&self) -> &ExtractorConfig {
-        &self.config
-    }
-
-    async fn extract(&self, nodes: &[Node]) -> Result<Vec<Metadata>> {
-        let jobs = nodes.iter().map(|n| self.one(n)).collect();
-        run_jobs(jobs, self.config.show_progress, self.config.num_workers).await
-    }
-}
+per_node_extractor!(QuestionsAnsweredExtractor);
 
 /// Section summaries (LlamaIndex `SummaryExtractor`): each node's own
 /// (`section_summary`), and its neighbours' in the list
