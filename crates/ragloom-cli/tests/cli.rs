@@ -271,20 +271,26 @@ fn errors_are_one_line_with_a_hint_and_an_exit_code() {
     ragloom(home.path()).arg("frobnicate").assert().code(2);
 }
 
-/// The local embedding model folder `.ci/setup/minilm.sh` unpacks; `None`
-/// (with a notice) on a developer machine without it, a failure under CI.
-fn minilm_dir() -> Option<String> {
-    match std::env::var("RAGLOOM_TEST_MINILM_DIR") {
-        Ok(d) if !d.is_empty() => Some(d),
+/// The value of `var`, which the `.ci/setup` script `script` sets for a
+/// live test; `None` (with a notice) on a developer machine without it, a
+/// failure under CI.
+fn live_var(var: &str, script: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() => Some(v),
         _ => {
             assert!(
                 std::env::var_os("CI").is_none(),
-                "RAGLOOM_TEST_MINILM_DIR is unset under CI: .ci/setup/minilm.sh should have set it"
+                "{var} is unset under CI: .ci/setup/{script} should have set it"
             );
-            eprintln!("skipped: RAGLOOM_TEST_MINILM_DIR is not set");
+            eprintln!("skipped: {var} is not set");
             None
         }
     }
+}
+
+/// The local embedding model folder `.ci/setup/minilm.sh` unpacks.
+fn minilm_dir() -> Option<String> {
+    live_var("RAGLOOM_TEST_MINILM_DIR", "minilm.sh")
 }
 
 #[cfg(feature = "huggingface")]
@@ -341,21 +347,10 @@ fn a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun() {
 /// The OpenAI-compatible server `.ci/setup/llm-server.sh` starts (llama.cpp
 /// with SmolLM2); `None` (with a notice) when unset off CI.
 fn llm_server() -> Option<(String, String)> {
-    match std::env::var("RAGLOOM_TEST_OPENAI_BASE_URL") {
-        Ok(url) if !url.trim().is_empty() => Some((
-            url,
-            std::env::var("RAGLOOM_TEST_OPENAI_MODEL")
-                .unwrap_or_else(|_| "smollm2-135m-instruct".to_owned()),
-        )),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "RAGLOOM_TEST_OPENAI_BASE_URL is unset under CI: .ci/setup/llm-server.sh should have set it"
-            );
-            eprintln!("skipped: RAGLOOM_TEST_OPENAI_BASE_URL is not set");
-            None
-        }
-    }
+    let url = live_var("RAGLOOM_TEST_OPENAI_BASE_URL", "llm-server.sh")?;
+    let model = std::env::var("RAGLOOM_TEST_OPENAI_MODEL")
+        .unwrap_or_else(|_| "smollm2-135m-instruct".to_owned());
+    Some((url, model))
 }
 
 #[cfg(feature = "openai")]
@@ -433,16 +428,8 @@ fn a_configured_llm_generates_the_answer_with_its_sources() {
 #[cfg(feature = "candle")]
 #[test]
 fn a_local_gguf_model_answers_from_the_context() {
-    let gguf = match std::env::var("RAGLOOM_TEST_GGUF") {
-        Ok(p) if !p.is_empty() => p,
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "RAGLOOM_TEST_GGUF is unset under CI: .ci/setup/gguf.sh should have set it"
-            );
-            eprintln!("skipped: RAGLOOM_TEST_GGUF is not set");
-            return;
-        }
+    let Some(gguf) = live_var("RAGLOOM_TEST_GGUF", "gguf.sh") else {
+        return;
     };
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("docs");
