@@ -598,24 +598,14 @@ impl Llm for CandleLlm {
 
     async fn stream_chat(&self, messages: &[ChatMessage]) -> Result<ChatResponseStream> {
         let prompt = self.messages_to_prompt(messages)?;
-        let events = self.generate_stream(prompt)?;
-        let mut so_far = String::new();
-        Ok(events
-            .filter_map(move |event| {
-                let item = match event {
-                    Ok(StreamEvent::Delta(delta)) => {
-                        so_far.push_str(&delta);
-                        let mut r = ChatResponse::new(ChatMessage::assistant(so_far.clone()));
-                        r.delta = Some(delta);
-                        Some(Ok(r))
-                    }
-                    // The last delta already carried the text; the end adds nothing.
-                    Ok(StreamEvent::Done) => None,
-                    Err(e) => Some(Err(e)),
-                };
-                futures::future::ready(item)
-            })
-            .boxed())
+        Ok(cumulative(
+            self.generate_stream(prompt)?,
+            |so_far, delta| {
+                let mut r = ChatResponse::new(ChatMessage::assistant(so_far));
+                r.delta = Some(delta);
+                r
+            },
+        ))
     }
 
     async fn stream_complete(
@@ -624,22 +614,36 @@ impl Llm for CandleLlm {
         formatted: bool,
     ) -> Result<CompletionResponseStream> {
         let prompt = self.completion_to_prompt(prompt, formatted)?;
-        let events = self.generate_stream(prompt)?;
-        let mut so_far = String::new();
-        Ok(events
-            .filter_map(move |event| {
-                let item = match event {
-                    Ok(StreamEvent::Delta(delta)) => {
-                        so_far.push_str(&delta);
-                        let mut r = CompletionResponse::new(so_far.clone());
-                        r.delta = Some(delta);
-                        Some(Ok(r))
-                    }
-                    Ok(StreamEvent::Done) => None,
-                    Err(e) => Some(Err(e)),
-                };
-                futures::future::ready(item)
-            })
-            .boxed())
+        Ok(cumulative(
+            self.generate_stream(prompt)?,
+            |so_far, delta| {
+                let mut r = CompletionResponse::new(so_far);
+                r.delta = Some(delta);
+                r
+            },
+        ))
     }
+}
+
+/// Turns text deltas into responses holding the text so far and the delta,
+/// built by `response(so_far, delta)`.
+fn cumulative<R: Send + 'static>(
+    events: futures::stream::BoxStream<'static, Result<StreamEvent>>,
+    response: impl Fn(String, String) -> R + Send + 'static,
+) -> futures::stream::BoxStream<'static, Result<R>> {
+    let mut so_far = String::new();
+    events
+        .filter_map(move |event| {
+            let item = match event {
+                Ok(StreamEvent::Delta(delta)) => {
+                    so_far.push_str(&delta);
+                    Some(Ok(response(so_far.clone(), delta)))
+                }
+                // The last delta already carried the text; the end adds nothing.
+                Ok(StreamEvent::Done) => None,
+                Err(e) => Some(Err(e)),
+            };
+            futures::future::ready(item)
+        })
+        .boxed()
 }
