@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::retrievers::tokenize::Bm25Tokenizer;
 use crate::schema::Node;
 use crate::utils::npy::{self, Dtype};
-use crate::utils::write_atomic;
+use crate::utils::{read_json_file as read_json, write_atomic};
 use crate::vector_stores::{metadata_dict_to_node, node_to_metadata_dict};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -256,10 +256,6 @@ impl BM25Retriever {
             b: params.b,
         })
     }
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    crate::utils::read_json_file(path)
 }
 
 /// The weight matrix's columns as postings, checked: `indptr` rises from 0
