@@ -1,5 +1,8 @@
 //! Workspace automation as code: `cargo xtask ci` runs every check CI runs,
-//! `cargo xtask bench` runs the criterion benchmarks.
+//! `cargo xtask bench` runs the criterion benchmarks, `cargo xtask layers` checks
+//! that ragloom-core's modules import only downward.
+
+mod layers;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -15,10 +18,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench(&args[1..]),
+        Some("layers") => layers::run(&root()),
         Some("pyref") => python_reference().map(|p| println!("{}", p.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny (if installed)\n  bench   criterion benchmarks (extra args go to criterion)\n  pyref   set up the Python LlamaIndex reference venv and print its python"
+                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny (if installed)\n  bench   criterion benchmarks (extra args go to criterion)\n  layers  check that ragloom-core's modules import only from their own layer or below\n  pyref   set up the Python LlamaIndex reference venv and print its python"
             );
             Err("unknown command".into())
         }
@@ -76,6 +80,7 @@ fn ci() -> Result {
     ]);
     run("cargo clippy -D warnings", clippy)?;
 
+    layers::run(&root())?;
     core_depends_on_no_integration()?;
     each_feature_compiles_alone()?;
 

@@ -67,17 +67,19 @@ pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
 pub use tools::{FunctionTool, Tool, ToolMetadata, ToolOutput};
 pub use transform::TransformComponent;
 
+pub use agent::AsChatEngine;
+pub use agent::tools::{LoadAndSearchToolSpec, OnDemandLoaderTool};
+pub use indices::PromptHelper;
 pub use query_engine::{
-    CitationQueryEngine, QueryEngine, RetrieverQueryEngine, RouterQueryEngine,
-    SubQuestionQueryEngine, TransformQueryEngine,
+    AsQueryEngine, CitationQueryEngine, QueryEngine, QueryEngineTool, RetrieverQueryEngine,
+    RouterQueryEngine, SubQuestionQueryEngine, TransformQueryEngine,
 };
-pub use tools::{
-    LoadAndSearchToolSpec, OnDemandLoaderTool, QueryEngineTool, RetrieverTool, ToolSpec,
-};
+pub use retrievers::RetrieverTool;
+pub use tools::ToolSpec;
 
+pub use query_engine::RecursiveRetriever;
 pub use retrievers::{
-    AutoMergingRetriever, BM25Retriever, FusionMode, QueryFusionRetriever, RecursiveRetriever,
-    RouterRetriever,
+    AutoMergingRetriever, BM25Retriever, FusionMode, QueryFusionRetriever, RouterRetriever,
 };
 
 pub use embeddings::{Embedding, HashEmbedding, MockEmbedding, SimilarityMode};
@@ -96,8 +98,10 @@ pub mod __private {
     pub use serde_json;
 }
 
-/// The names most programs need, in one import.
+/// The names most programs need, in one import, with the extension traits
+/// that give an index `as_query_engine` and `as_chat_engine`.
 pub mod prelude {
+    pub use crate::agent::AsChatEngine;
     pub use crate::chat_engine::{ChatEngine, ChatMode};
     pub use crate::embeddings::{Embedding, HashEmbedding, MockEmbedding};
     pub use crate::error::{Error, Result};
@@ -106,7 +110,7 @@ pub mod prelude {
     pub use crate::llms::{ChatMessage, Llm, MockLlm};
     pub use crate::memory::{BaseMemory, ChatMemoryBuffer};
     pub use crate::node_parser::{NodeParser, SentenceSplitter, TokenTextSplitter};
-    pub use crate::query_engine::{QueryEngine, RetrieverQueryEngine};
+    pub use crate::query_engine::{AsQueryEngine, QueryEngine, RetrieverQueryEngine};
     pub use crate::readers::{Reader, SimpleDirectoryReader};
     pub use crate::response_synthesizers::ResponseMode;
     pub use crate::retrievers::Retriever;

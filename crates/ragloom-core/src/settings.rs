@@ -7,9 +7,9 @@
 
 use crate::embeddings::Embedding;
 use crate::error::{Error, Result};
+use crate::indices::PromptHelper;
 use crate::llms::{DEFAULT_CONTEXT_WINDOW, DEFAULT_NUM_OUTPUTS, Llm};
 use crate::node_parser::{DEFAULT_CHUNK_SIZE, SENTENCE_CHUNK_OVERLAP, SentenceSplitter};
-use crate::prompts::PromptHelper;
 use crate::tokenizer::{Tokenizer, default_tokenizer};
 use crate::transform::TransformComponent;
 use std::sync::Arc;

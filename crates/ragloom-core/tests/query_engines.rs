@@ -26,9 +26,8 @@ use ragloom_core::selectors::{
     FunctionCallingMultiSelector, LLMMultiSelector, LLMSingleSelector, PydanticSingleSelector,
     Selector, get_selector_from_llm, multi_selection_tool, single_selection_tool,
 };
-use ragloom_core::tools::{
-    QueryEngineTool, RetrieverTool, Tool, ToolMetadata, normalize_schema, source_nodes_of,
-};
+use ragloom_core::tools::{Tool, ToolMetadata, normalize_schema, source_nodes_of};
+use ragloom_core::{QueryEngineTool, RetrieverTool};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};

@@ -10,13 +10,13 @@ use ragloom_core::indices::SummaryIndex;
 use ragloom_core::node_parser::{
     HierarchicalNodeParser, NodeParser, get_leaf_nodes, get_root_nodes,
 };
-use ragloom_core::query_engine::QueryEngine;
+use ragloom_core::query_engine::{AsQueryEngine, QueryEngine, RecursiveRetriever};
 use ragloom_core::retrievers::fusion::{
     FusionResults, reciprocal_rerank_fusion, relative_score_fusion, simple_fusion,
 };
 use ragloom_core::retrievers::{
-    AutoMergingRetriever, BM25Retriever, FusionMode, QueryFusionRetriever, RecursiveRetriever,
-    Retriever, RouterRetriever,
+    AutoMergingRetriever, BM25Retriever, FusionMode, QueryFusionRetriever, Retriever,
+    RouterRetriever,
 };
 use ragloom_core::storage::StorageContext;
 use ragloom_core::{

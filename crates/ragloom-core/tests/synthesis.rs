@@ -3,10 +3,11 @@
 #![allow(clippy::unwrap_used)]
 
 use futures::StreamExt;
+use ragloom_core::indices::PromptHelper;
 use ragloom_core::llms::{MessageRole, MockLlm, MockRequestKind};
 use ragloom_core::prelude::*;
 use ragloom_core::prompts::default_prompts::{TEXT_QA_SYSTEM_PROMPT, text_qa_prompt};
-use ragloom_core::prompts::{BasePromptTemplate, PromptDictType, PromptHelper, PromptMixin};
+use ragloom_core::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
 use ragloom_core::response_synthesizers::{CompactAndRefine, EMPTY_RESPONSE, Refine, Synthesizer};
 use ragloom_core::tokenizer::default_tokenizer;
 use std::sync::Arc;

@@ -4,12 +4,13 @@
 #![allow(clippy::unwrap_used)]
 
 use futures::StreamExt;
+use ragloom_core::indices::PromptHelper;
 use ragloom_core::llms::{ChatMessage, MockLlm, MockRequest, MockRequestKind, ToolCall};
 use ragloom_core::prelude::*;
 use ragloom_core::prompts::default_prompts::{
     refine_prompt, simple_input_prompt, text_qa_prompt, tree_summarize_prompt,
 };
-use ragloom_core::prompts::{BasePromptTemplate, PromptDictType, PromptHelper};
+use ragloom_core::prompts::{BasePromptTemplate, PromptDictType};
 use ragloom_core::response_synthesizers::{
     DEFAULT_ACCUMULATE_SEPARATOR, EMPTY_RESPONSE, ResponseSynthesizerBuilder, StructuredSynthesize,
     get_response_synthesizer,

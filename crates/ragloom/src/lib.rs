@@ -6,6 +6,30 @@
 
 pub use ragloom_core::*;
 
+/// Everything a model can call, in one place as in LlamaIndex's
+/// `llama_index.core.tools`: core's base tool types with the adapters that
+/// live beside what they adapt (query engines, retrievers, loaders).
+pub mod tools {
+    pub use ragloom_core::agent::tools::*;
+    pub use ragloom_core::query_engine::QueryEngineTool;
+    pub use ragloom_core::retrievers::RetrieverTool;
+    pub use ragloom_core::tools::*;
+}
+
+/// Retrievers, with `RecursiveRetriever` (which lives with the query
+/// engines it can call) where LlamaIndex users look for it.
+pub mod retrievers {
+    pub use ragloom_core::query_engine::RecursiveRetriever;
+    pub use ragloom_core::retrievers::*;
+}
+
+/// Prompt templates, with `PromptHelper` (`indices::PromptHelper`, as in
+/// LlamaIndex) where earlier releases had it.
+pub mod prompts {
+    pub use ragloom_core::indices::prompt_helper::*;
+    pub use ragloom_core::prompts::*;
+}
+
 pub mod providers;
 pub use providers::{EmbedSpec, LlmSpec, ProviderSpec, SettingsFromEnv};
 

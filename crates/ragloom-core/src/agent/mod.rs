@@ -40,15 +40,18 @@
 //! ```
 
 pub mod function_calling;
+mod index_ext;
 pub mod react;
 pub mod runner;
 pub mod task;
 pub mod tool_retriever;
+pub mod tools;
 
 pub use function_calling::{
     DEFAULT_MAX_FUNCTION_CALLS, FunctionCallingAgent, FunctionCallingAgentBuilder,
     FunctionCallingAgentWorker, FunctionCallingAgentWorkerBuilder,
 };
+pub use index_ext::AsChatEngine;
 pub use react::worker::DEFAULT_MAX_TOOL_OUTPUT_LEN;
 pub use react::{
     ActionReasoningStep, ObservationReasoningStep, ReActAgent, ReActAgentBuilder, ReActAgentWorker,

@@ -1,11 +1,13 @@
 //! Indexes over nodes and loading them back from storage. `VectorStoreIndex`
 //! embeds nodes into a vector store and retrieves them by similarity.
 
+pub mod prompt_helper;
 pub mod query;
 pub mod summary;
 pub mod utils;
 pub mod vector_store;
 
+pub use prompt_helper::{DEFAULT_CHUNK_OVERLAP_RATIO, DEFAULT_PADDING, PromptHelper};
 pub use summary::{
     SummaryIndex, SummaryIndexBuilder, SummaryIndexEmbeddingRetriever, SummaryIndexLLMRetriever,
     SummaryIndexRetriever,

@@ -486,7 +486,7 @@ impl IngestionPipeline {
         let dir = persist_dir.as_ref();
         let cache = self.cache.clone();
         let cache_path = dir.join(DEFAULT_CACHE_NAME);
-        crate::storage::kvstore::run_blocking(move || cache.persist(&cache_path)).await?;
+        crate::utils::run_blocking(move || cache.persist(&cache_path)).await?;
         if let Some(docstore) = &self.docstore {
             docstore.persist(&dir.join(DEFAULT_PERSIST_FNAME)).await?;
         }
@@ -498,7 +498,7 @@ impl IngestionPipeline {
     /// `persist_dir/docstore.json` exists, replaces the docstore with it.
     pub async fn load(&mut self, persist_dir: impl AsRef<Path>) -> Result<()> {
         let dir = persist_dir.as_ref().to_path_buf();
-        let (cache, docstore) = crate::storage::kvstore::run_blocking(move || {
+        let (cache, docstore) = crate::utils::run_blocking(move || {
             let cache = IngestionCache::from_persist_path(
                 &dir.join(DEFAULT_CACHE_NAME),
                 DEFAULT_CACHE_NAME,

@@ -3,11 +3,9 @@
 
 mod base;
 pub mod default_prompts;
-mod helper;
 mod mixin;
 
 pub use base::{
     BasePromptTemplate, ChatPromptTemplate, PromptTemplate, PromptType, SelectorPromptTemplate,
 };
-pub use helper::{DEFAULT_CHUNK_OVERLAP_RATIO, DEFAULT_PADDING, PromptHelper};
 pub use mixin::{PromptDictType, PromptMixin};

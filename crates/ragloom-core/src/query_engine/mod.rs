@@ -2,9 +2,12 @@
 //! retrieves, postprocesses and synthesizes; routers and sub-questions build on it.
 
 mod citation_query_engine;
+mod index_ext;
+mod recursive_retriever;
 mod retriever_query_engine;
 mod router_query_engine;
 mod sub_question_query_engine;
+mod tool;
 mod transform_query_engine;
 
 pub use citation_query_engine::{
@@ -12,6 +15,8 @@ pub use citation_query_engine::{
     CitationQueryEngineBuilder, DEFAULT_CITATION_CHUNK_OVERLAP, DEFAULT_CITATION_CHUNK_SIZE,
     citation_qa_prompt, citation_refine_prompt,
 };
+pub use index_ext::AsQueryEngine;
+pub use recursive_retriever::RecursiveRetriever;
 pub use retriever_query_engine::{
     IndexQueryEngineBuilder, RetrieverQueryEngine, RetrieverQueryEngineBuilder,
 };
@@ -19,6 +24,7 @@ pub use router_query_engine::{RouterQueryEngine, RouterQueryEngineBuilder};
 pub use sub_question_query_engine::{
     SubQuestionAnswerPair, SubQuestionQueryEngine, SubQuestionQueryEngineBuilder,
 };
+pub use tool::QueryEngineTool;
 pub use transform_query_engine::TransformQueryEngine;
 
 use crate::error::{Error, Result};

@@ -3,7 +3,7 @@
 
 use super::QueryEngine;
 use crate::error::Result;
-use crate::indices::{VectorIndexRetriever, VectorStoreIndex};
+use crate::indices::VectorIndexRetriever;
 use crate::llms::Llm;
 use crate::postprocessor::NodePostprocessor;
 use crate::prompts::{PromptDictType, PromptMixin};
@@ -202,38 +202,8 @@ impl RetrieverQueryEngineBuilder {
     }
 }
 
-impl VectorStoreIndex {
-    /// The options of LlamaIndex's `index.as_query_engine(...)`: retriever
-    /// settings (`similarity_top_k`, `filters`, ...) and engine settings
-    /// (`llm`, `response_mode`, `node_postprocessors`, a synthesizer).
-    /// Streaming is [`QueryEngine::stream_query`] on the built engine.
-    ///
-    /// ```no_run
-    /// # async fn run(index: ragloom_core::indices::VectorStoreIndex, llm: std::sync::Arc<dyn ragloom_core::Llm>) -> ragloom_core::Result<()> {
-    /// use ragloom_core::query_engine::QueryEngine;
-    /// use ragloom_core::response_synthesizers::ResponseMode;
-    /// let engine = index
-    ///     .query_engine_builder()
-    ///     .similarity_top_k(5)
-    ///     .llm(llm)
-    ///     .response_mode(ResponseMode::Refine)
-    ///     .build()?;
-    /// let answer = engine.query(&"What is it about?".into()).await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn query_engine_builder(&self) -> IndexQueryEngineBuilder {
-        IndexQueryEngineBuilder {
-            retriever: self.as_retriever(),
-            llm: None,
-            synthesizer: None,
-            response_mode: ResponseMode::Compact,
-            node_postprocessors: Vec::new(),
-        }
-    }
-}
-
-/// Options of a query engine over a [`VectorStoreIndex`] (see
-/// [`VectorStoreIndex::query_engine_builder`]).
+/// Options of a query engine over a [`VectorStoreIndex`](crate::indices::VectorStoreIndex) (see
+/// [`AsQueryEngine::query_engine_builder`](super::AsQueryEngine::query_engine_builder)).
 #[derive(Debug)]
 pub struct IndexQueryEngineBuilder {
     retriever: VectorIndexRetriever,
@@ -241,6 +211,19 @@ pub struct IndexQueryEngineBuilder {
     synthesizer: Option<Arc<dyn Synthesizer>>,
     response_mode: ResponseMode,
     node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+}
+
+impl IndexQueryEngineBuilder {
+    /// Compact answers from `retriever`'s nodes until an option says otherwise.
+    pub(super) fn new(retriever: VectorIndexRetriever) -> Self {
+        Self {
+            retriever,
+            llm: None,
+            synthesizer: None,
+            response_mode: ResponseMode::Compact,
+            node_postprocessors: Vec::new(),
+        }
+    }
 }
 
 impl IndexQueryEngineBuilder {

@@ -2,13 +2,14 @@
 //! fits the query; several answers are combined by a summarizer (tree summarize).
 
 use super::QueryEngine;
+use super::QueryEngineTool;
 use crate::error::{Error, Result};
 use crate::llms::Llm;
 use crate::prompts::{PromptDictType, PromptMixin};
 use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
 use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
 use crate::selectors::{Selector, SelectorResult, SingleSelection, get_selector_from_llm};
-use crate::tools::{QueryEngineTool, ToolMetadata};
+use crate::tools::ToolMetadata;
 use async_trait::async_trait;
 use futures::future::try_join_all;
 use serde_json::Value;

@@ -2,6 +2,7 @@
 //! query engines, answer them concurrently, and synthesize from the answers.
 
 use super::QueryEngine;
+use super::QueryEngineTool;
 use crate::error::{Error, Result};
 use crate::llms::Llm;
 use crate::prompts::{PromptDictType, PromptMixin};
@@ -10,7 +11,7 @@ use crate::question_gen::{
 };
 use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
 use crate::schema::{Node, NodeWithScore, QueryBundle, Response, StreamingResponse};
-use crate::tools::{QueryEngineTool, Tool, ToolMetadata};
+use crate::tools::{Tool, ToolMetadata};
 use async_trait::async_trait;
 use futures::future::join_all;
 use serde_json::{Value, json};

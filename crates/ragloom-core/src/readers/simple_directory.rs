@@ -6,6 +6,7 @@ use super::metadata::{EXCLUDED_FILE_METADATA_KEYS, default_file_metadata_func};
 use super::{FileReader, Reader};
 use crate::error::{Error, Result};
 use crate::schema::{Document, Metadata};
+use crate::utils::run_blocking;
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -613,18 +614,6 @@ fn exclude_metadata(docs: &mut [Document]) {
             list.extend(EXCLUDED_FILE_METADATA_KEYS.iter().map(|k| (*k).to_string()));
         }
     }
-}
-
-/// Runs blocking file-system work off the async threads when tokio is there.
-async fn run_blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    if tokio::runtime::Handle::try_current().is_err() {
-        return work();
-    }
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| Error::Other(format!("file-system task failed: {e}")))?
 }
 
 struct AbortOnDrop(tokio::task::AbortHandle);

@@ -4,9 +4,10 @@
 use super::structured::OutputCls;
 use super::{EMPTY_RESPONSE, Synthesizer, predict_answer, run_calls};
 use crate::error::{Error, Result};
+use crate::indices::PromptHelper;
 use crate::llms::Llm;
 use crate::prompts::default_prompts::text_qa_prompt;
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptHelper, PromptMixin};
+use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use std::sync::Arc;

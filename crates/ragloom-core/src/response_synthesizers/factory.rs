@@ -7,8 +7,9 @@ use super::{
     ResponseMode, SimpleSummarize, Synthesizer, TreeSummarize,
 };
 use crate::error::{Error, Result};
+use crate::indices::PromptHelper;
 use crate::llms::Llm;
-use crate::prompts::{BasePromptTemplate, PromptHelper};
+use crate::prompts::BasePromptTemplate;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;

@@ -4,9 +4,10 @@
 use super::structured::{OutputCls, predict_refine_response, predict_structured};
 use super::{EMPTY_RESPONSE, Synthesizer, one_delta};
 use crate::error::{Error, Result};
+use crate::indices::PromptHelper;
 use crate::llms::{Llm, predict, stream_predict};
 use crate::prompts::default_prompts::{refine_prompt, text_qa_prompt};
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptHelper, PromptMixin};
+use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use std::collections::VecDeque;

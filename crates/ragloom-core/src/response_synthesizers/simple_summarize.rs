@@ -3,9 +3,10 @@
 
 use super::{EMPTY_RESPONSE, Synthesizer};
 use crate::error::Result;
+use crate::indices::PromptHelper;
 use crate::llms::{Llm, predict, stream_predict};
 use crate::prompts::default_prompts::text_qa_prompt;
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptHelper, PromptMixin};
+use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use std::sync::Arc;

@@ -4,16 +4,16 @@
 pub mod auto_merging;
 pub mod bm25;
 pub mod fusion;
-pub mod recursive;
 pub mod router;
 pub mod tokenize;
+mod tool;
 
 pub use auto_merging::AutoMergingRetriever;
 pub use bm25::{BM25Retriever, BM25RetrieverBuilder};
 pub use fusion::{FusionMode, FusionResults, QueryFusionRetriever, QueryFusionRetrieverBuilder};
-pub use recursive::RecursiveRetriever;
 pub use router::RouterRetriever;
 pub use tokenize::Bm25Tokenizer;
+pub use tool::RetrieverTool;
 
 use crate::error::Result;
 use crate::schema::{NodeWithScore, QueryBundle};

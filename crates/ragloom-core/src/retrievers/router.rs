@@ -2,12 +2,13 @@
 //! retriever(s) that fit the query; several selections are merged by node id.
 
 use super::Retriever;
+use super::RetrieverTool;
 use crate::error::{Error, Result};
 use crate::llms::Llm;
 use crate::prompts::{PromptDictType, PromptMixin};
 use crate::schema::{NodeWithScore, QueryBundle};
 use crate::selectors::{Selector, get_selector_from_llm};
-use crate::tools::{RetrieverTool, Tool, ToolMetadata};
+use crate::tools::{Tool, ToolMetadata};
 use async_trait::async_trait;
 use futures::future::try_join_all;
 use indexmap::IndexMap;

@@ -1,10 +1,11 @@
 //! Document store: nodes by id, their hashes, and which nodes came from each
 //! source document (LlamaIndex `KVDocumentStore` / `SimpleDocumentStore`, `docstore.json`).
 
-use super::kvstore::{Collections, KvCollection, KvValue, SimpleKVStore, run_blocking};
+use super::kvstore::{Collections, KvCollection, KvValue, SimpleKVStore};
 use super::{DATA_KEY, TYPE_KEY};
 use crate::error::{Error, Result};
 use crate::schema::{Metadata, Node, NodeRelationship, RelatedNodeInfo, RelatedNodeType, py_str};
+use crate::utils::run_blocking;
 use async_trait::async_trait;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};

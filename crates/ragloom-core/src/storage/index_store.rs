@@ -1,10 +1,11 @@
 //! Index store: the index structs of every index sharing a storage context
 //! (LlamaIndex `KVIndexStore` / `SimpleIndexStore`), persisted as `index_store.json`.
 
-use super::kvstore::{KvValue, SimpleKVStore, run_blocking};
+use super::kvstore::{KvValue, SimpleKVStore};
 use super::{DATA_KEY, TYPE_KEY};
 use crate::data_structs::IndexStruct;
 use crate::error::{Error, Result};
+use crate::utils::run_blocking;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `SimpleKVStore`: LlamaIndex's in-memory key-value store (named collections of
 //! key → JSON object), persisted as one JSON object byte-for-byte as Python writes it.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::utils::{read_json_file, write_atomic, write_python_json};
 use indexmap::IndexMap;
 use serde_json::Value;
@@ -161,27 +161,12 @@ impl SimpleKVStore {
     }
 
     /// Loads a store persisted by [`SimpleKVStore::persist`] or by Python.
-    /// A missing file is an [`Error::Io`], invalid JSON or a shape other than
-    /// `{collection: {key: object}}` an [`Error::CorruptFile`]; both name the file.
+    /// A missing file is an [`Error::Io`](crate::Error::Io), invalid JSON or a shape other than
+    /// `{collection: {key: object}}` an [`Error::CorruptFile`](crate::Error::CorruptFile); both name the file.
     pub fn from_persist_path(persist_path: &Path) -> Result<Self> {
         tracing::debug!(path = %persist_path.display(), "loading SimpleKVStore");
         let data: KvData = read_json_file(persist_path)?;
         Ok(Self::from_data(data))
-    }
-}
-
-/// Runs `f` in a blocking-friendly way: on a Tokio runtime's blocking pool
-/// when there is one, so persisting a large store does not stall async tasks,
-/// inline otherwise.
-pub(crate) async fn run_blocking<R: Send + 'static>(
-    f: impl FnOnce() -> Result<R> + Send + 'static,
-) -> Result<R> {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) => handle
-            .spawn_blocking(f)
-            .await
-            .map_err(|e| Error::Other(format!("blocking task failed: {e}")))?,
-        Err(_) => f(),
     }
 }
 

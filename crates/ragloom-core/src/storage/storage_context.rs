@@ -5,23 +5,18 @@ use super::docstore::{DocStore, SimpleDocumentStore};
 use super::graph_store::{GRAPH_STORE_FNAME, SimpleGraphStore};
 use super::index_store::{IndexStore, SimpleIndexStore};
 use crate::error::{Error, Result};
-use crate::vector_stores::{SimpleVectorStore, VectorStore};
+pub use crate::vector_stores::{DEFAULT_PERSIST_DIR, DEFAULT_VECTOR_STORE, NAMESPACE_SEP};
+use crate::vector_stores::{DEFAULT_PERSIST_FNAME, SimpleVectorStore, VectorStore};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The default persist folder, as LlamaIndex's.
-pub const DEFAULT_PERSIST_DIR: &str = "./storage";
 /// The docstore file.
 pub const DOCSTORE_FNAME: &str = "docstore.json";
 /// The index store file.
 pub const INDEX_STORE_FNAME: &str = "index_store.json";
 /// Suffix of vector store files (`{namespace}__vector_store.json`).
-pub const VECTOR_STORE_FNAME: &str = "vector_store.json";
-/// Separator between a vector store's namespace and the file name.
-pub const NAMESPACE_SEP: &str = "__";
-/// Namespace of the text vector store.
-pub const DEFAULT_VECTOR_STORE: &str = "default";
+pub const VECTOR_STORE_FNAME: &str = DEFAULT_PERSIST_FNAME;
 /// Namespace of the image vector store.
 pub const IMAGE_VECTOR_STORE: &str = "image";
 

@@ -1,9 +1,8 @@
 //! `FunctionTool`: a Rust function over a typed argument struct, exposed to
 //! models with the struct's JSON schema; bad arguments, errors and panics come back as error outputs.
 
-use super::types::{
-    Tool, ToolMetadata, ToolOutput, check_arguments, normalize_schema, truncate_tool_output,
-};
+use super::schema::{check_arguments, normalize_schema};
+use super::types::{Tool, ToolMetadata, ToolOutput, truncate_tool_output};
 use crate::error::Result;
 use crate::schema::py_repr;
 use async_trait::async_trait;

@@ -1,21 +1,24 @@
 //! Tools a model can call: their metadata and outputs, the object-safe
-//! [`Tool`] trait, [`FunctionTool`] over typed Rust functions and [`ToolSpec`] groups of tools.
+//! [`Tool`] trait, [`FunctionTool`] over typed Rust functions, [`ToolSpec`] groups of tools
+//! and the JSON-schema helpers every layer above uses.
+//!
+//! The tools that adapt higher layers live beside them: `QueryEngineTool` in
+//! `query_engine`, `RetrieverTool` in `retrievers`, `OnDemandLoaderTool` and
+//! `LoadAndSearchToolSpec` in `agent::tools` (all re-exported at the crate root).
 
+mod engine_io;
 pub mod function_tool;
-pub mod load_and_search;
-pub mod ondemand_loader;
-pub mod query_engine;
-pub mod retriever_tool;
+pub mod schema;
 pub mod tool_spec;
 pub mod types;
 
+pub use crate::utils::json_dumps;
+pub(crate) use engine_io::retriever_query_str;
+pub use engine_io::{response_to_value, source_nodes_of};
 pub use function_tool::{FunctionTool, Json, ToolReturn};
-pub use load_and_search::LoadAndSearchToolSpec;
-pub use ondemand_loader::{FnLoader, LoadArgsReader, OnDemandLoaderTool, ReaderLoader, ToolLoader};
-pub use query_engine::{QueryEngineTool, response_to_value, source_nodes_of};
-pub use retriever_tool::RetrieverTool;
+pub use schema::normalize_schema;
 pub use tool_spec::{MaxOutputLen, ToolSpec, WithMetadata};
 pub use types::{
-    MAX_TOOL_DESCRIPTION_LEN, Tool, ToolMetadata, ToolOutput, default_tool_fn_schema, json_dumps,
-    normalize_schema, truncate_tool_output,
+    MAX_TOOL_DESCRIPTION_LEN, Tool, ToolMetadata, ToolOutput, default_tool_fn_schema,
+    truncate_tool_output,
 };

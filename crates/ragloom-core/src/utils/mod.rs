@@ -1,11 +1,16 @@
 //! Small shared helpers: Python-style `{name}` formatting, atomic file writes,
-//! Python's JSON layout, and NumPy `.npy` arrays.
+//! Python's JSON layout, NumPy `.npy` arrays and blocking work off the async threads.
 
+mod blocking;
 mod fmt;
 mod fs;
 pub(crate) mod npy;
 mod pyjson;
 
+pub(crate) use blocking::run_blocking;
 pub use fmt::{format_named, template_vars};
 pub use fs::{read_json_file, write_atomic};
-pub use pyjson::{PythonFormatter, to_python_json_string, write_python_json};
+pub use pyjson::{
+    PythonFormatter, json_dumps, to_python_json_string, to_python_json_string_unescaped,
+    write_python_json,
+};

@@ -1,9 +1,10 @@
 //! Python's `json.dumps` byte for byte (`", "` and `": "` separators, `\uXXXX`
-//! escapes, floats as `repr`), so files ragloom persists diff cleanly against Python's.
+//! escapes or not, floats as `repr`): the one Python-style JSON writer of the crate.
 
 use crate::error::{Error, Result};
 use crate::schema::float_repr;
 use serde::Serialize;
+use serde_json::Value;
 use serde_json::ser::{CharEscape, Formatter};
 use std::io::{self, Write};
 
@@ -11,8 +12,26 @@ use std::io::{self, Write};
 /// its defaults: `", "` and `": "` separators, every non-ASCII character as a
 /// `\uXXXX` escape (astral ones as surrogate pairs), floats as Python's `repr`.
 pub fn write_python_json<T: Serialize + ?Sized>(w: &mut dyn Write, value: &T) -> io::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(w, PythonFormatter);
+    let mut ser = serde_json::Serializer::with_formatter(w, PythonFormatter::default());
     value.serialize(&mut ser).map_err(io::Error::other)
+}
+
+/// `value` as Python's `json.dumps(value, ensure_ascii=False)` writes it:
+/// [`write_python_json`]'s layout with non-ASCII characters written as they are.
+pub fn to_python_json_string_unescaped<T: Serialize + ?Sized>(value: &T) -> Result<String> {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, PythonFormatter::unescaped());
+    value
+        .serialize(&mut ser)
+        .map_err(|e| Error::Other(e.to_string()))?;
+    String::from_utf8(out).map_err(|e| Error::Other(e.to_string()))
+}
+
+/// A JSON value as Python's `json.dumps(value, ensure_ascii=False)` writes
+/// it (LlamaIndex's `fn_schema_str` and tool-call arguments in prompts).
+pub fn json_dumps(value: &Value) -> String {
+    // Writing a `Value` into memory cannot fail; the compact form is a safe fallback.
+    to_python_json_string_unescaped(value).unwrap_or_else(|_| value.to_string())
 }
 
 /// `value` as Python's `json.dumps(value)` writes it (see [`write_python_json`]).
@@ -23,9 +42,27 @@ pub fn to_python_json_string<T: Serialize + ?Sized>(value: &T) -> Result<String>
     String::from_utf8(out).map_err(|e| Error::Other(e.to_string()))
 }
 
-/// A `serde_json` formatter producing Python `json.dumps` output.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PythonFormatter;
+/// A `serde_json` formatter producing Python `json.dumps` output; the
+/// default escapes non-ASCII characters as `json.dumps` does by default.
+#[derive(Debug, Clone, Copy)]
+pub struct PythonFormatter {
+    ensure_ascii: bool,
+}
+
+impl Default for PythonFormatter {
+    fn default() -> Self {
+        Self { ensure_ascii: true }
+    }
+}
+
+impl PythonFormatter {
+    /// `ensure_ascii=False`: non-ASCII characters written as they are.
+    pub fn unescaped() -> Self {
+        Self {
+            ensure_ascii: false,
+        }
+    }
+}
 
 impl Formatter for PythonFormatter {
     fn write_f32<W: ?Sized + Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
@@ -51,6 +88,9 @@ impl Formatter for PythonFormatter {
     ) -> io::Result<()> {
         // Python escapes everything outside printable ASCII (' '..='~');
         // quotes, backslashes and controls reach `write_char_escape` instead.
+        if !self.ensure_ascii {
+            return writer.write_all(fragment.as_bytes());
+        }
         let bytes = fragment.as_bytes();
         let mut start = 0;
         for (i, ch) in fragment.char_indices() {
@@ -131,6 +171,14 @@ mod tests {
         assert_eq!(
             to_python_json_string(&v).unwrap_or_default(),
             r#"{"k": [1, 2.5, 1e-07, null, true], "\u00e9": "x"}"#
+        );
+        assert_eq!(
+            json_dumps(&v),
+            "{\"k\": [1, 2.5, 1e-07, null, true], \"é\": \"x\"}"
+        );
+        assert_eq!(
+            json_dumps(&serde_json::json!("a\n\u{1}é")),
+            r#""a\n\u0001é""#
         );
     }
 }

@@ -10,11 +10,8 @@
 
 use crate::error::{Error, Result};
 use crate::schema::{Metadata, Node};
-use crate::utils::PythonFormatter;
-use serde::Serialize;
+use crate::utils::to_python_json_string_unescaped;
 use serde_json::Value;
-use serde_json::ser::{CharEscape, Formatter};
-use std::io::{self, Write};
 
 /// The payload key holding the node as a JSON string.
 pub const NODE_CONTENT_KEY: &str = "_node_content";
@@ -96,52 +93,7 @@ fn node_content(node: &Node, remove_text: bool) -> Result<String> {
         dict.shift_remove("text_resource");
     }
     dict.insert("embedding".into(), Value::Null);
-    let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, UnescapedPythonFormatter);
-    Value::Object(dict).serialize(&mut ser)?;
-    String::from_utf8(out).map_err(|e| Error::Other(e.to_string()))
-}
-
-/// Python's `json.dumps(..., ensure_ascii=False)`: [`PythonFormatter`]'s
-/// separators and floats, with non-ASCII characters written as they are.
-struct UnescapedPythonFormatter;
-
-impl Formatter for UnescapedPythonFormatter {
-    fn write_f32<W: ?Sized + Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
-        PythonFormatter.write_f32(writer, value)
-    }
-
-    fn write_f64<W: ?Sized + Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
-        PythonFormatter.write_f64(writer, value)
-    }
-
-    fn write_char_escape<W: ?Sized + Write>(
-        &mut self,
-        writer: &mut W,
-        char_escape: CharEscape,
-    ) -> io::Result<()> {
-        PythonFormatter.write_char_escape(writer, char_escape)
-    }
-
-    fn begin_array_value<W: ?Sized + Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        PythonFormatter.begin_array_value(writer, first)
-    }
-
-    fn begin_object_key<W: ?Sized + Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        PythonFormatter.begin_object_key(writer, first)
-    }
-
-    fn begin_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
-        PythonFormatter.begin_object_value(writer)
-    }
+    to_python_json_string_unescaped(&Value::Object(dict))
 }
 
 /// The node a payload describes (LlamaIndex `metadata_dict_to_node`): parsed

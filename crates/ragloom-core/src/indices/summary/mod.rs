@@ -15,7 +15,6 @@ use crate::error::{Error, Result};
 use crate::ingestion::run_transformations;
 use crate::llms::Llm;
 use crate::node_parser::SentenceSplitter;
-use crate::query_engine::RetrieverQueryEngine;
 use crate::schema::Node;
 use crate::storage::StorageContext;
 use crate::transform::TransformComponent;
@@ -225,13 +224,5 @@ impl SummaryIndex {
     /// A retriever asking `llm` which nodes are relevant (mode `llm`).
     pub fn as_llm_retriever(&self, llm: Arc<dyn Llm>) -> SummaryIndexLLMRetriever {
         SummaryIndexLLMRetriever::new(self.clone(), llm)
-    }
-
-    /// A query engine over every node answering with `llm` in
-    /// `ResponseMode::Compact`; use [`RetrieverQueryEngine::builder`] for other options.
-    pub fn as_query_engine(&self, llm: Arc<dyn Llm>) -> Result<RetrieverQueryEngine> {
-        RetrieverQueryEngine::builder(Arc::new(self.as_retriever()))
-            .llm(llm)
-            .build()
     }
 }

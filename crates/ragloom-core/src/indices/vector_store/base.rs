@@ -2,17 +2,11 @@
 //! semantics: embed only what lacks an embedding, insert in batches, keep text in the docstore.
 
 use super::retriever::VectorIndexRetriever;
-use crate::chat_engine::{
-    ChatEngine, ChatMode, CondensePlusContextChatEngine, CondenseQuestionChatEngine,
-    ContextChatEngine, SimpleChatEngine,
-};
 use crate::data_structs::{IndexDict, IndexStruct};
 use crate::embeddings::{Embedding, embed_in_batches};
 use crate::error::{Error, Result};
 use crate::ingestion::run_transformations;
-use crate::llms::Llm;
 use crate::node_parser::SentenceSplitter;
-use crate::query_engine::RetrieverQueryEngine;
 use crate::schema::{MetadataMode, Node, NodeKind};
 use crate::storage::{RefDocInfo, StorageContext};
 use crate::transform::TransformComponent;
@@ -270,67 +264,6 @@ impl VectorStoreIndex {
     /// A retriever over this index (`similarity_top_k` 2 unless changed).
     pub fn as_retriever(&self) -> VectorIndexRetriever {
         VectorIndexRetriever::new(self.clone())
-    }
-
-    /// A query engine answering with `llm` in `ResponseMode::Compact` over the
-    /// top 2 nodes; use [`RetrieverQueryEngine::builder`] for other options.
-    pub fn as_query_engine(&self, llm: Arc<dyn Llm>) -> Result<RetrieverQueryEngine> {
-        RetrieverQueryEngine::builder(Arc::new(self.as_retriever()))
-            .llm(llm)
-            .build()
-    }
-
-    /// A chat engine over this index answering with `llm` (LlamaIndex
-    /// `as_chat_engine`): `ChatMode::CondensePlusContext` (the default) and
-    /// `Context` retrieve the top 2 nodes, `CondenseQuestion` asks
-    /// [`as_query_engine`](Self::as_query_engine), `Simple` ignores the
-    /// index. Each engine's builder has the other options. The agent modes
-    /// give an agent whose one tool is a [`QueryEngineTool`](crate::tools::QueryEngineTool)
-    /// over [`as_query_engine`](Self::as_query_engine) (LlamaIndex's default
-    /// tool name and description): `React` a [`ReActAgent`](crate::agent::ReActAgent),
-    /// `OpenAi` a [`FunctionCallingAgent`](crate::agent::FunctionCallingAgent) (any model
-    /// with native tool calling; others are [`Error::Unsupported`]), `Best` the
-    /// function-calling agent when the model supports it, else ReAct.
-    pub fn as_chat_engine(
-        &self,
-        chat_mode: ChatMode,
-        llm: Arc<dyn Llm>,
-    ) -> Result<Arc<dyn ChatEngine>> {
-        Ok(match chat_mode {
-            ChatMode::Simple => Arc::new(SimpleChatEngine::from_defaults(llm)?),
-            ChatMode::CondenseQuestion => {
-                let query_engine = Arc::new(self.as_query_engine(llm.clone())?);
-                Arc::new(CondenseQuestionChatEngine::from_defaults(
-                    query_engine,
-                    llm,
-                )?)
-            }
-            ChatMode::Context => Arc::new(ContextChatEngine::from_defaults(
-                Arc::new(self.as_retriever()),
-                llm,
-            )?),
-            ChatMode::CondensePlusContext => Arc::new(
-                CondensePlusContextChatEngine::from_defaults(Arc::new(self.as_retriever()), llm)?,
-            ),
-            ChatMode::React | ChatMode::OpenAi | ChatMode::Best => {
-                let query_engine = Arc::new(self.as_query_engine(llm.clone())?);
-                let tool: Arc<dyn crate::tools::Tool> =
-                    Arc::new(crate::tools::QueryEngineTool::from_defaults(query_engine));
-                let function_calling = match chat_mode {
-                    ChatMode::OpenAi => true,
-                    ChatMode::Best => llm.metadata().is_function_calling_model,
-                    _ => false,
-                };
-                if function_calling {
-                    Arc::new(crate::agent::FunctionCallingAgent::from_tools(
-                        vec![tool],
-                        llm,
-                    )?)
-                } else {
-                    Arc::new(crate::agent::ReActAgent::from_tools(vec![tool], llm)?)
-                }
-            }
-        })
     }
 
     fn keeps_nodes(&self) -> bool {

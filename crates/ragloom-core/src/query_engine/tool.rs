@@ -1,12 +1,12 @@
-//! `QueryEngineTool`: a query engine that models (routers now, agents later)
-//! can call by name, taking LlamaIndex's one-string `input` argument.
+//! `QueryEngineTool`: a query engine that models (routers and agents) can
+//! call by name, taking LlamaIndex's one-string `input` argument.
 
-use super::types::{Tool, ToolMetadata, ToolOutput};
+use super::QueryEngine;
 use crate::error::Result;
-use crate::query_engine::QueryEngine;
-use crate::schema::{NodeWithScore, QueryBundle, Response, py_repr, py_str};
+use crate::schema::{QueryBundle, py_repr, py_str};
+use crate::tools::{Tool, ToolMetadata, ToolOutput, response_to_value};
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// LlamaIndex's default name of a query engine tool.
@@ -18,7 +18,7 @@ pub const DEFAULT_DESCRIPTION: &str = "Useful for running a natural language que
 ///
 /// Called with `{"input": "..."}` (the default schema) or a bare string, it
 /// queries the engine and returns the answer as the output's content; the
-/// raw output holds the answer and its source nodes (see [`source_nodes_of`]).
+/// raw output holds the answer and its source nodes (see [`source_nodes_of`](crate::tools::source_nodes_of)).
 /// Other arguments, with `resolve_input_errors` (the default), become the query
 /// as Python's `str(kwargs)` would render them; without it they are an error
 /// output telling the model to pass `input`.
@@ -126,61 +126,4 @@ impl Tool for QueryEngineTool {
             response_to_value(&response),
         ))
     }
-}
-
-/// A response as JSON for [`ToolOutput::raw_output`]: `response`,
-/// `source_nodes` (each `{"node": <LlamaIndex node JSON>, "score"}`) and `metadata`.
-pub fn response_to_value(response: &Response) -> Value {
-    let sources: Vec<Value> = response
-        .source_nodes
-        .iter()
-        .map(|n| {
-            json!({
-                "node": serde_json::to_value(&n.node).unwrap_or(Value::Null),
-                "score": n.score,
-            })
-        })
-        .collect();
-    json!({
-        "response": response.response,
-        "source_nodes": sources,
-        "metadata": Value::Object(response.metadata.clone()),
-    })
-}
-
-/// The source nodes recorded in a [`QueryEngineTool`]'s (or
-/// [`super::RetrieverTool`]'s) output, for an agent to cite; empty for other outputs.
-pub fn source_nodes_of(output: &ToolOutput) -> Vec<NodeWithScore> {
-    let list = match &output.raw_output {
-        Value::Object(map) => map.get("source_nodes").and_then(Value::as_array),
-        Value::Array(list) => Some(list),
-        _ => None,
-    };
-    list.map(|items| {
-        items
-            .iter()
-            .filter_map(|item| {
-                let node = serde_json::from_value(item.get("node")?.clone()).ok()?;
-                let score = item.get("score").and_then(Value::as_f64).map(|s| s as f32);
-                Some(NodeWithScore::new(node, score))
-            })
-            .collect()
-    })
-    .unwrap_or_default()
-}
-
-/// Arguments rendered as LlamaIndex's `RetrieverTool` renders them into a
-/// query: positional text then `key is value` pairs, each part ending in a newline.
-pub(crate) fn retriever_query_str(input: &Value) -> String {
-    let (args, kwargs): (Vec<String>, Map<String, Value>) = match input {
-        Value::Object(map) => (Vec::new(), map.clone()),
-        Value::Array(items) => (items.iter().map(py_str).collect(), Map::new()),
-        Value::Null => (Vec::new(), Map::new()),
-        other => (vec![py_str(other)], Map::new()),
-    };
-    let kwargs: Vec<String> = kwargs
-        .iter()
-        .map(|(k, v)| format!("{k} is {}", py_str(v)))
-        .collect();
-    format!("{}\n{}\n", args.join(", "), kwargs.join(", "))
 }

@@ -1,15 +1,14 @@
 //! `LoadAndSearchToolSpec`: turns a tool that returns lots of text into two
 //! tools, one that loads its output into an index and `read_<name>` that searches it.
 
-use super::query_engine::response_to_value;
-use super::tool_spec::ToolSpec;
-use super::types::{Tool, ToolMetadata, ToolOutput};
 use crate::embeddings::Embedding;
 use crate::error::Result;
 use crate::indices::VectorStoreIndex;
 use crate::llms::Llm;
+use crate::query_engine::AsQueryEngine;
 use crate::query_engine::QueryEngine;
 use crate::schema::{Document, Node, QueryBundle, py_str};
+use crate::tools::{Tool, ToolMetadata, ToolOutput, ToolSpec, response_to_value};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use std::fmt;

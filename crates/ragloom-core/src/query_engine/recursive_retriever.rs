@@ -1,9 +1,9 @@
 //! `RecursiveRetriever`: follows `IndexNode` references from retrieved nodes
 //! into other retrievers, query engines or stored nodes, as LlamaIndex does.
 
-use super::Retriever;
+use super::QueryEngine;
 use crate::error::{Error, Result};
-use crate::query_engine::QueryEngine;
+use crate::retrievers::Retriever;
 use crate::schema::{Node, NodeKind, NodeWithScore, QueryBundle};
 use async_trait::async_trait;
 use futures::future::BoxFuture;

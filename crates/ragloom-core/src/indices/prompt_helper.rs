@@ -1,10 +1,10 @@
 //! `PromptHelper`: how much context fits in an LLM's window once the prompt
 //! and the reserved output are counted, and packing or truncating chunks to fit.
 
-use super::base::BasePromptTemplate;
 use crate::error::{Error, Result};
 use crate::llms::{ChatMessage, LlmMetadata};
 use crate::node_parser::{TextSplitter, TokenTextSplitter};
+use crate::prompts::BasePromptTemplate;
 use crate::tokenizer::{Tokenizer, default_tokenizer};
 use std::sync::Arc;
 

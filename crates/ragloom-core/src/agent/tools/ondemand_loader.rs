@@ -1,15 +1,15 @@
 //! `OnDemandLoaderTool`: load documents with a reader, index them on the fly
 //! and answer a query over them, all in one tool call (LlamaIndex's `OnDemandLoaderTool`).
 
-use super::query_engine::response_to_value;
-use super::types::{Tool, ToolMetadata, ToolOutput, normalize_schema};
 use crate::embeddings::Embedding;
 use crate::error::{Error, Result};
 use crate::indices::VectorStoreIndex;
 use crate::llms::Llm;
+use crate::query_engine::AsQueryEngine;
 use crate::query_engine::QueryEngine;
 use crate::readers::Reader;
 use crate::schema::{Document, QueryBundle};
+use crate::tools::{Tool, ToolMetadata, ToolOutput, normalize_schema, response_to_value};
 use async_trait::async_trait;
 use futures::FutureExt;
 use futures::future::BoxFuture;

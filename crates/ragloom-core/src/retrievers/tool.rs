@@ -1,12 +1,11 @@
 //! `RetrieverTool`: a retriever that a model can call by name; the output is
 //! the retrieved text, the raw output the scored nodes.
 
-use super::query_engine::retriever_query_str;
-use super::types::{Tool, ToolMetadata, ToolOutput};
+use super::Retriever;
 use crate::error::Result;
 use crate::postprocessor::NodePostprocessor;
-use crate::retrievers::Retriever;
 use crate::schema::{MetadataMode, QueryBundle};
+use crate::tools::{Tool, ToolMetadata, ToolOutput, retriever_query_str};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use std::sync::Arc;
