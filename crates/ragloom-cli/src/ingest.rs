@@ -102,7 +102,7 @@ impl VectorStore for IndexStores {
         filters: Option<&MetadataFilters>,
     ) -> ragloom::Result<()> {
         for id in node_ids {
-            self.nodes.try_delete_document(id);
+            self.nodes.try_delete_document(id)?;
         }
         self.vectors.delete_nodes(node_ids, filters).await
     }

@@ -239,7 +239,7 @@ async fn add_delete_sequence_matches_python() {
             "add i1" => store.add_documents(&n(&["i1"]), true, true).await,
             "delete n1" => store.delete_document("n1").await,
             "delete missing ignore" => {
-                assert!(!store.try_delete_document("missing"));
+                assert!(!store.try_delete_document("missing").unwrap());
                 Ok(())
             }
             "delete missing" => store.delete_document("missing").await,

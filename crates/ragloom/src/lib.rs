@@ -133,6 +133,15 @@ pub mod candle {
     pub use ragloom_llms_candle::*;
 }
 
+/// The embedded store (feature `sqlite`): [`SqliteStore`](ragloom_storage_sqlite::SqliteStore)
+/// from `ragloom-storage-sqlite` keeps a whole index (nodes, index structs,
+/// vectors, document hashes) in one SQLite file, and its storage context's
+/// `transaction()` makes an ingest land whole or not at all.
+#[cfg(feature = "sqlite")]
+pub mod sqlite {
+    pub use ragloom_storage_sqlite::*;
+}
+
 /// File readers for [`SimpleDirectoryReader`](ragloom_core::readers::SimpleDirectoryReader):
 /// PDF, DOCX, CSV, JSON, Markdown, HTML and EPUB (crate `ragloom-readers-file`,
 /// LlamaIndex's `llama-index-readers-file`). `SimpleDirectoryReaderExt` registers

@@ -1,7 +1,7 @@
 //! Document store: nodes by id, their hashes, and which nodes came from each
 //! source document (LlamaIndex `KVDocumentStore` / `SimpleDocumentStore`, `docstore.json`).
 
-use super::kvstore::{Collections, KvCollection, KvValue, SimpleKVStore};
+use super::kvstore::{KvBackend, KvTable, KvValue, SimpleKVStore};
 use super::{DATA_KEY, TYPE_KEY};
 use crate::error::{Error, Result};
 use crate::schema::{Metadata, Node, NodeRelationship, RelatedNodeInfo, RelatedNodeType, py_str};
@@ -253,8 +253,9 @@ fn legacy_json_to_doc(
     Ok(node)
 }
 
-/// LlamaIndex's `SimpleDocumentStore`: a [`DocStore`] over a
-/// [`SimpleKVStore`], with the collections `docstore/data` (nodes),
+/// LlamaIndex's `KVDocumentStore`: a [`DocStore`] over any key-value
+/// backend ([`SimpleDocumentStore`] in memory, a database elsewhere), with
+/// the collections `docstore/data` (nodes),
 /// `docstore/metadata` (`doc_hash`, `ref_doc_id` per node) and
 /// `docstore/ref_doc_info` (node ids and metadata per source document).
 ///
@@ -262,12 +263,16 @@ fn legacy_json_to_doc(
 /// loaded from a file and never rewritten is persisted back unchanged, fields
 /// ragloom does not model included.
 #[derive(Debug)]
-pub struct SimpleDocumentStore {
-    kvstore: Arc<SimpleKVStore>,
+pub struct KvDocumentStore<B: KvBackend = SimpleKVStore> {
+    kvstore: Arc<B>,
     node_collection: String,
     ref_doc_collection: String,
     metadata_collection: String,
 }
+
+/// LlamaIndex's `SimpleDocumentStore`: the document store in memory,
+/// persisted as `docstore.json`.
+pub type SimpleDocumentStore = KvDocumentStore<SimpleKVStore>;
 
 impl Default for SimpleDocumentStore {
     fn default() -> Self {
@@ -284,18 +289,7 @@ impl SimpleDocumentStore {
     /// A store over `kvstore`, its collections prefixed with `namespace`
     /// (default `"docstore"`).
     pub fn from_kvstore(kvstore: Arc<SimpleKVStore>, namespace: Option<&str>) -> Self {
-        let ns = namespace.unwrap_or(DEFAULT_NAMESPACE);
-        Self {
-            kvstore,
-            node_collection: format!("{ns}{DEFAULT_COLLECTION_DATA_SUFFIX}"),
-            ref_doc_collection: format!("{ns}{DEFAULT_REF_DOC_COLLECTION_SUFFIX}"),
-            metadata_collection: format!("{ns}{DEFAULT_METADATA_COLLECTION_SUFFIX}"),
-        }
-    }
-
-    /// The key-value store underneath.
-    pub fn kvstore(&self) -> &Arc<SimpleKVStore> {
-        &self.kvstore
+        Self::from_backend(kvstore, namespace)
     }
 
     /// Loads `docstore.json` from `persist_dir`.
@@ -317,7 +311,7 @@ impl SimpleDocumentStore {
 
     fn validate(&self) -> std::result::Result<(), String> {
         // Reads without creating collections, so loading changes nothing.
-        let guard = self.kvstore.read();
+        let guard = self.kvstore.lock_read();
         if let Some(nodes) = guard.data.get(&self.node_collection) {
             for (key, v) in nodes {
                 json_to_doc(v)
@@ -337,19 +331,37 @@ impl SimpleDocumentStore {
     pub fn to_dict(&self) -> super::kvstore::KvData {
         self.kvstore.to_dict()
     }
+}
+
+impl<B: KvBackend> KvDocumentStore<B> {
+    /// A store over `kvstore`, its collections prefixed with `namespace`
+    /// (default `"docstore"`).
+    pub fn from_backend(kvstore: Arc<B>, namespace: Option<&str>) -> Self {
+        let ns = namespace.unwrap_or(DEFAULT_NAMESPACE);
+        Self {
+            kvstore,
+            node_collection: format!("{ns}{DEFAULT_COLLECTION_DATA_SUFFIX}"),
+            ref_doc_collection: format!("{ns}{DEFAULT_REF_DOC_COLLECTION_SUFFIX}"),
+            metadata_collection: format!("{ns}{DEFAULT_METADATA_COLLECTION_SUFFIX}"),
+        }
+    }
+
+    /// The key-value store underneath.
+    pub fn kvstore(&self) -> &Arc<B> {
+        &self.kvstore
+    }
 
     /// Like [`DocStore::delete_document`] with Python's `raise_error=False`:
     /// returns whether a node was stored under `doc_id` instead of failing.
-    pub fn try_delete_document(&self, doc_id: &str) -> bool {
-        let mut c = self.kvstore.write();
-        self.delete_locked(&mut c, doc_id)
+    pub fn try_delete_document(&self, doc_id: &str) -> Result<bool> {
+        self.kvstore.write(|c| self.delete_locked(c, doc_id))
     }
 
     /// Like [`DocStore::delete_ref_doc`] with Python's `raise_error=False`:
     /// returns whether `ref_doc_id` had info instead of failing.
     pub fn try_delete_ref_doc(&self, ref_doc_id: &str) -> Result<bool> {
-        let mut c = self.kvstore.write();
-        self.delete_ref_doc_locked(&mut c, ref_doc_id)
+        self.kvstore
+            .write(|c| self.delete_ref_doc_locked(c, ref_doc_id))
     }
 
     /// Whether info is recorded for the source document `ref_doc_id`.
@@ -358,12 +370,17 @@ impl SimpleDocumentStore {
     }
 
     /// Records several hashes at once (doc id → hash).
-    pub fn set_document_hashes(&self, doc_hashes: &BTreeMap<String, String>) {
-        let pairs = doc_hashes
-            .iter()
-            .map(|(id, hash)| (id.clone(), hash_entry(hash)))
-            .collect();
-        self.kvstore.put_all(pairs, &self.metadata_collection);
+    pub fn set_document_hashes(&self, doc_hashes: &BTreeMap<String, String>) -> Result<()> {
+        if doc_hashes.is_empty() {
+            // An empty batch leaves a missing collection missing, as in Python.
+            return Ok(());
+        }
+        self.kvstore.write(|c| {
+            for (id, hash) in doc_hashes {
+                c.put(id, hash_entry(hash), &self.metadata_collection)?;
+            }
+            Ok(())
+        })
     }
 
     fn decode(&self, key: &str, v: &KvValue) -> Result<Node> {
@@ -380,27 +397,26 @@ impl SimpleDocumentStore {
 
     fn ref_doc_info(&self, ref_doc_id: &str) -> Result<Option<RefDocInfo>> {
         self.kvstore
-            .with_collection(&self.ref_doc_collection, |c| {
-                ref_doc_info_in(c, ref_doc_id).map(|v| self.decode_ref_doc_info(ref_doc_id, v))
-            })
-            .transpose()
+            .read(|c| self.ref_doc_info_locked(c, ref_doc_id))
     }
 
     fn ref_doc_info_locked(
         &self,
-        c: &mut Collections,
+        c: &mut dyn KvTable,
         ref_doc_id: &str,
     ) -> Result<Option<RefDocInfo>> {
-        ref_doc_info_in(c.get_all(&self.ref_doc_collection), ref_doc_id)
-            .map(|v| self.decode_ref_doc_info(ref_doc_id, v))
-            .transpose()
+        // Python treats an empty stored dict as no info at all.
+        match c.get(ref_doc_id, &self.ref_doc_collection)? {
+            Some(v) if !v.is_empty() => self.decode_ref_doc_info(ref_doc_id, &v).map(Some),
+            _ => Ok(None),
+        }
     }
 
     /// LlamaIndex `add_documents`: every pair is prepared before anything is
     /// written, so a refused update writes nothing.
     fn add_locked(
         &self,
-        c: &mut Collections,
+        c: &mut dyn KvTable,
         nodes: &[Node],
         allow_update: bool,
         store_text: bool,
@@ -411,7 +427,7 @@ impl SimpleDocumentStore {
         let mut ref_doc_pairs: IndexMap<String, Vec<RefDocInfo>> = IndexMap::new();
         for node in nodes {
             let node_id = node.node_id();
-            if !allow_update && c.get(node_id, &self.node_collection).is_some() {
+            if !allow_update && c.contains(node_id, &self.node_collection)? {
                 return Err(Error::InvalidInput(format!(
                     "node_id {node_id} already exists; set allow_update to overwrite it"
                 )));
@@ -445,72 +461,68 @@ impl SimpleDocumentStore {
             metadata_pairs.push((node_id.to_string(), metadata));
         }
         for (key, val) in node_pairs {
-            c.put(&key, val, &self.node_collection);
+            c.put(&key, val, &self.node_collection)?;
         }
         for (key, val) in metadata_pairs {
-            c.put(&key, val, &self.metadata_collection);
+            c.put(&key, val, &self.metadata_collection)?;
         }
         for (key, infos) in ref_doc_pairs {
             c.put(
                 &key,
                 merge_ref_doc_infos(infos).to_dict(),
                 &self.ref_doc_collection,
-            );
+            )?;
         }
         Ok(())
     }
 
     /// Drops `doc_id` from its source document's info; the source document
     /// goes entirely once its last node is gone.
-    fn remove_from_ref_doc_node(&self, c: &mut Collections, doc_id: &str) {
-        let ref_doc_id = match c
-            .get(doc_id, &self.metadata_collection)
-            .and_then(|m| m.get("ref_doc_id"))
-            .and_then(Value::as_str)
-        {
-            Some(id) => id.to_string(),
-            None => return,
+    fn remove_from_ref_doc_node(&self, c: &mut dyn KvTable, doc_id: &str) -> Result<()> {
+        let ref_doc_id = match c.get(doc_id, &self.metadata_collection)?.and_then(|m| {
+            m.get("ref_doc_id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }) {
+            Some(id) => id,
+            None => return Ok(()),
         };
         // An unreadable entry cannot be updated; it is left as it is.
         let Ok(Some(mut info)) = self.ref_doc_info_locked(c, &ref_doc_id) else {
-            return;
+            return Ok(());
         };
         if let Some(pos) = info.node_ids.iter().position(|id| id == doc_id) {
             info.node_ids.remove(pos);
         }
         if info.node_ids.is_empty() {
-            c.delete(&ref_doc_id, &self.metadata_collection);
-            c.delete(&ref_doc_id, &self.node_collection);
-            c.delete(&ref_doc_id, &self.ref_doc_collection);
+            c.delete(&ref_doc_id, &self.metadata_collection)?;
+            c.delete(&ref_doc_id, &self.node_collection)?;
+            c.delete(&ref_doc_id, &self.ref_doc_collection)?;
         } else {
-            c.put(&ref_doc_id, info.to_dict(), &self.ref_doc_collection);
+            c.put(&ref_doc_id, info.to_dict(), &self.ref_doc_collection)?;
         }
+        Ok(())
     }
 
-    fn delete_locked(&self, c: &mut Collections, doc_id: &str) -> bool {
-        self.remove_from_ref_doc_node(c, doc_id);
-        let existed = c.delete(doc_id, &self.node_collection);
-        c.delete(doc_id, &self.metadata_collection);
-        existed
+    fn delete_locked(&self, c: &mut dyn KvTable, doc_id: &str) -> Result<bool> {
+        self.remove_from_ref_doc_node(c, doc_id)?;
+        let existed = c.delete(doc_id, &self.node_collection)?;
+        c.delete(doc_id, &self.metadata_collection)?;
+        Ok(existed)
     }
 
-    fn delete_ref_doc_locked(&self, c: &mut Collections, ref_doc_id: &str) -> Result<bool> {
+    fn delete_ref_doc_locked(&self, c: &mut dyn KvTable, ref_doc_id: &str) -> Result<bool> {
         let Some(info) = self.ref_doc_info_locked(c, ref_doc_id)? else {
             return Ok(false);
         };
         for node_id in &info.node_ids {
-            self.delete_locked(c, node_id);
+            self.delete_locked(c, node_id)?;
         }
-        c.delete(ref_doc_id, &self.ref_doc_collection);
-        c.delete(ref_doc_id, &self.metadata_collection);
-        c.delete(ref_doc_id, &self.node_collection);
+        c.delete(ref_doc_id, &self.ref_doc_collection)?;
+        c.delete(ref_doc_id, &self.metadata_collection)?;
+        c.delete(ref_doc_id, &self.node_collection)?;
         Ok(true)
     }
-}
-
-/// Python treats an empty stored dict as no info at all.
-fn ref_doc_info_in<'a>(c: &'a KvCollection, ref_doc_id: &str) -> Option<&'a KvValue> {
-    c.get(ref_doc_id).filter(|v| !v.is_empty())
 }
 
 fn hash_entry(hash: &str) -> KvValue {
@@ -542,10 +554,13 @@ fn merge_ref_doc_infos(infos: Vec<RefDocInfo>) -> RefDocInfo {
 }
 
 #[async_trait]
-impl DocStore for SimpleDocumentStore {
+impl<B: KvBackend> DocStore for KvDocumentStore<B> {
     async fn docs(&self) -> Result<Vec<Node>> {
-        self.kvstore.with_collection(&self.node_collection, |c| {
-            c.iter().map(|(k, v)| self.decode(k, v)).collect()
+        self.kvstore.read(|c| {
+            c.get_all(&self.node_collection)?
+                .iter()
+                .map(|(k, v)| self.decode(k, v))
+                .collect()
         })
     }
 
@@ -555,16 +570,16 @@ impl DocStore for SimpleDocumentStore {
         allow_update: bool,
         store_text: bool,
     ) -> Result<()> {
-        let mut c = self.kvstore.write();
-        self.add_locked(&mut c, nodes, allow_update, store_text)
+        self.kvstore
+            .write(|c| self.add_locked(c, nodes, allow_update, store_text))
     }
 
     async fn get_document(&self, doc_id: &str) -> Result<Option<Node>> {
-        self.kvstore
-            .with_collection(&self.node_collection, |c| {
-                c.get(doc_id).map(|v| self.decode(doc_id, v))
-            })
-            .transpose()
+        self.kvstore.read(|c| {
+            c.get(doc_id, &self.node_collection)?
+                .map(|v| self.decode(doc_id, &v))
+                .transpose()
+        })
     }
 
     async fn get_node(&self, node_id: &str) -> Result<Node> {
@@ -574,13 +589,12 @@ impl DocStore for SimpleDocumentStore {
     }
 
     async fn document_exists(&self, doc_id: &str) -> Result<bool> {
-        Ok(self
-            .kvstore
-            .with_collection(&self.node_collection, |c| c.contains_key(doc_id)))
+        self.kvstore
+            .read(|c| c.contains(doc_id, &self.node_collection))
     }
 
     async fn delete_document(&self, doc_id: &str) -> Result<()> {
-        if self.try_delete_document(doc_id) {
+        if self.try_delete_document(doc_id)? {
             Ok(())
         } else {
             Err(Error::NotFound(format!("doc_id {doc_id} in the docstore")))
@@ -602,8 +616,9 @@ impl DocStore for SimpleDocumentStore {
     }
 
     async fn get_all_ref_doc_info(&self) -> Result<BTreeMap<String, RefDocInfo>> {
-        self.kvstore.with_collection(&self.ref_doc_collection, |c| {
-            c.iter()
+        self.kvstore.read(|c| {
+            c.get_all(&self.ref_doc_collection)?
+                .iter()
                 .map(|(k, v)| Ok((k.clone(), self.decode_ref_doc_info(k, v)?)))
                 .collect()
         })
@@ -611,38 +626,35 @@ impl DocStore for SimpleDocumentStore {
 
     async fn set_document_hash(&self, doc_id: &str, hash: &str) -> Result<()> {
         self.kvstore
-            .put(doc_id, hash_entry(hash), &self.metadata_collection);
-        Ok(())
+            .write(|c| c.put(doc_id, hash_entry(hash), &self.metadata_collection))
     }
 
     async fn get_document_hash(&self, doc_id: &str) -> Result<Option<String>> {
-        Ok(self
-            .kvstore
-            .with_collection(&self.metadata_collection, |c| {
-                c.get(doc_id)
-                    .and_then(|m| m.get("doc_hash"))
+        self.kvstore.read(|c| {
+            Ok(c.get(doc_id, &self.metadata_collection)?.and_then(|m| {
+                m.get("doc_hash")
                     .and_then(Value::as_str)
                     .map(str::to_string)
             }))
+        })
     }
 
     async fn get_all_document_hashes(&self) -> Result<BTreeMap<String, String>> {
-        Ok(self
-            .kvstore
-            .with_collection(&self.metadata_collection, |c| {
-                c.iter()
-                    .filter_map(|(doc_id, m)| {
-                        let hash = m.get("doc_hash").and_then(Value::as_str)?;
-                        (!hash.is_empty()).then(|| (hash.to_string(), doc_id.clone()))
-                    })
-                    .collect()
-            }))
+        self.kvstore.read(|c| {
+            Ok(c.get_all(&self.metadata_collection)?
+                .iter()
+                .filter_map(|(doc_id, m)| {
+                    let hash = m.get("doc_hash").and_then(Value::as_str)?;
+                    (!hash.is_empty()).then(|| (hash.to_string(), doc_id.clone()))
+                })
+                .collect())
+        })
     }
 
     async fn persist(&self, persist_path: &Path) -> Result<()> {
         let kv = Arc::clone(&self.kvstore);
         let path = persist_path.to_path_buf();
-        run_blocking(move || kv.persist(&path)).await
+        run_blocking(move || KvBackend::persist(&*kv, &path)).await
     }
 }
 

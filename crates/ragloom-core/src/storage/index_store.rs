@@ -1,7 +1,7 @@
 //! Index store: the index structs of every index sharing a storage context
 //! (LlamaIndex `KVIndexStore` / `SimpleIndexStore`), persisted as `index_store.json`.
 
-use super::kvstore::{KvValue, SimpleKVStore};
+use super::kvstore::{KvBackend, KvValue, SimpleKVStore};
 use super::{DATA_KEY, TYPE_KEY};
 use crate::data_structs::IndexStruct;
 use crate::error::{Error, Result};
@@ -78,16 +78,19 @@ pub fn json_to_index_struct(struct_dict: &KvValue) -> std::result::Result<IndexS
     IndexStruct::from_dict(type_name, data).map_err(|e| e.to_string())
 }
 
-/// LlamaIndex's `SimpleIndexStore`: an [`IndexStore`] over a
-/// [`SimpleKVStore`], in the collection `index_store/data`.
+/// LlamaIndex's `KVIndexStore`: an [`IndexStore`] over any key-value backend
+/// ([`SimpleIndexStore`] in memory), in the collection `index_store/data`.
 ///
 /// Structs stay in the key-value store in their stored form, so one loaded
 /// from a file and not replaced is persisted back byte for byte.
 #[derive(Debug)]
-pub struct SimpleIndexStore {
-    kvstore: Arc<SimpleKVStore>,
+pub struct KvIndexStore<B: KvBackend = SimpleKVStore> {
+    kvstore: Arc<B>,
     collection: String,
 }
+
+/// LlamaIndex's `SimpleIndexStore`: the index store in memory, persisted as `index_store.json`.
+pub type SimpleIndexStore = KvIndexStore<SimpleKVStore>;
 
 impl Default for SimpleIndexStore {
     fn default() -> Self {
@@ -104,16 +107,7 @@ impl SimpleIndexStore {
     /// A store over `kvstore`, its collection prefixed with `namespace`
     /// (default `"index_store"`).
     pub fn from_kvstore(kvstore: Arc<SimpleKVStore>, namespace: Option<&str>) -> Self {
-        let ns = namespace.unwrap_or(DEFAULT_NAMESPACE);
-        Self {
-            kvstore,
-            collection: format!("{ns}{DEFAULT_COLLECTION_SUFFIX}"),
-        }
-    }
-
-    /// The key-value store underneath.
-    pub fn kvstore(&self) -> &Arc<SimpleKVStore> {
-        &self.kvstore
+        Self::from_backend(kvstore, namespace)
     }
 
     /// Loads `index_store.json` from `persist_dir`.
@@ -128,7 +122,7 @@ impl SimpleIndexStore {
         let kv = SimpleKVStore::from_persist_path(persist_path)?;
         let store = Self::from_kvstore(Arc::new(kv), None);
         {
-            let guard = store.kvstore.read();
+            let guard = store.kvstore.lock_read();
             if let Some(structs) = guard.data.get(&store.collection) {
                 for (key, v) in structs {
                     json_to_index_struct(v).map_err(|m| {
@@ -142,6 +136,23 @@ impl SimpleIndexStore {
         }
         Ok(store)
     }
+}
+
+impl<B: KvBackend> KvIndexStore<B> {
+    /// A store over `kvstore`, its collection prefixed with `namespace`
+    /// (default `"index_store"`).
+    pub fn from_backend(kvstore: Arc<B>, namespace: Option<&str>) -> Self {
+        let ns = namespace.unwrap_or(DEFAULT_NAMESPACE);
+        Self {
+            kvstore,
+            collection: format!("{ns}{DEFAULT_COLLECTION_SUFFIX}"),
+        }
+    }
+
+    /// The key-value store underneath.
+    pub fn kvstore(&self) -> &Arc<B> {
+        &self.kvstore
+    }
 
     fn decode(&self, key: &str, v: &KvValue) -> Result<IndexStruct> {
         json_to_index_struct(v)
@@ -150,30 +161,34 @@ impl SimpleIndexStore {
 }
 
 #[async_trait]
-impl IndexStore for SimpleIndexStore {
+impl<B: KvBackend> IndexStore for KvIndexStore<B> {
     async fn index_structs(&self) -> Result<Vec<IndexStruct>> {
-        self.kvstore.with_collection(&self.collection, |c| {
-            c.iter().map(|(k, v)| self.decode(k, v)).collect()
+        self.kvstore.read(|c| {
+            c.get_all(&self.collection)?
+                .iter()
+                .map(|(k, v)| self.decode(k, v))
+                .collect()
         })
     }
 
     async fn add_index_struct(&self, s: IndexStruct) -> Result<()> {
         let data = index_struct_to_json(&s)?;
-        self.kvstore.put(s.index_id(), data, &self.collection);
-        Ok(())
+        self.kvstore
+            .write(|c| c.put(s.index_id(), data, &self.collection))
     }
 
     async fn delete_index_struct(&self, key: &str) -> Result<()> {
-        self.kvstore.delete(key, &self.collection);
-        Ok(())
+        self.kvstore
+            .write(|c| c.delete(key, &self.collection).map(|_| ()))
     }
 
     async fn get_index_struct(&self, struct_id: Option<&str>) -> Result<Option<IndexStruct>> {
         match struct_id {
-            Some(id) => self
-                .kvstore
-                .with_collection(&self.collection, |c| c.get(id).map(|v| self.decode(id, v)))
-                .transpose(),
+            Some(id) => self.kvstore.read(|c| {
+                c.get(id, &self.collection)?
+                    .map(|v| self.decode(id, &v))
+                    .transpose()
+            }),
             None => {
                 let mut structs = self.index_structs().await?;
                 if structs.len() != 1 {
@@ -191,7 +206,7 @@ impl IndexStore for SimpleIndexStore {
     async fn persist(&self, persist_path: &Path) -> Result<()> {
         let kv = Arc::clone(&self.kvstore);
         let path = persist_path.to_path_buf();
-        run_blocking(move || kv.persist(&path)).await
+        run_blocking(move || KvBackend::persist(&*kv, &path)).await
     }
 }
 

@@ -1,10 +1,12 @@
 //! `SimpleKVStore`: LlamaIndex's in-memory key-value store (named collections of
 //! key → JSON object), persisted as one JSON object byte-for-byte as Python writes it.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::utils::{read_json_file, write_atomic, write_python_json};
 use indexmap::IndexMap;
 use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -58,6 +60,147 @@ impl Collections {
     }
 }
 
+/// The collections of a key-value store as one operation sees them
+/// (LlamaIndex `BaseKVStore`), used inside [`KvBackend::read`] or
+/// [`KvBackend::write`], so a docstore's several steps see one state.
+pub trait KvTable {
+    /// The value under `key` in `collection`, if any.
+    fn get(&mut self, key: &str, collection: &str) -> Result<Option<Cow<'_, KvValue>>>;
+    /// Whether `collection` holds `key`.
+    fn contains(&mut self, key: &str, collection: &str) -> Result<bool> {
+        Ok(self.get(key, collection)?.is_some())
+    }
+    /// Stores `val` under `key`; a key already there keeps its place in order.
+    fn put(&mut self, key: &str, val: KvValue, collection: &str) -> Result<()>;
+    /// Removes `key`; whether it was there.
+    fn delete(&mut self, key: &str, collection: &str) -> Result<bool>;
+    /// Every key and value of `collection`, in insertion order.
+    fn get_all(&mut self, collection: &str) -> Result<Cow<'_, KvCollection>>;
+}
+
+/// Where the document and index stores keep their collections: in memory
+/// ([`SimpleKVStore`]) or in a database, with the same semantics either way.
+pub trait KvBackend: Send + Sync + fmt::Debug + 'static {
+    /// Runs `f` on one consistent view of the collections.
+    fn read<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R>;
+    /// Runs `f` so that its writes land together: under a lock, or in a
+    /// transaction that commits when `f` succeeds and rolls back when it fails.
+    fn write<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R>;
+    /// Writes the collections to `persist_path` (an in-memory store); stores
+    /// that keep their data elsewhere do nothing.
+    fn persist(&self, persist_path: &Path) -> Result<()> {
+        let _ = persist_path;
+        Ok(())
+    }
+}
+
+impl KvTable for Collections {
+    fn get(&mut self, key: &str, collection: &str) -> Result<Option<Cow<'_, KvValue>>> {
+        Ok(Collections::get(self, key, collection).map(Cow::Borrowed))
+    }
+
+    fn contains(&mut self, key: &str, collection: &str) -> Result<bool> {
+        Ok(self.collection_mut(collection).contains_key(key))
+    }
+
+    fn put(&mut self, key: &str, val: KvValue, collection: &str) -> Result<()> {
+        Collections::put(self, key, val, collection);
+        Ok(())
+    }
+
+    fn delete(&mut self, key: &str, collection: &str) -> Result<bool> {
+        Ok(Collections::delete(self, key, collection))
+    }
+
+    fn get_all(&mut self, collection: &str) -> Result<Cow<'_, KvCollection>> {
+        Ok(Cow::Borrowed(Collections::get_all(self, collection)))
+    }
+}
+
+/// The collections under a read lock. A missing collection reads as empty
+/// and is noted, so it can be created afterwards as Python's reads create it.
+struct ReadView<'a> {
+    data: &'a KvData,
+    missing: Vec<String>,
+}
+
+impl ReadView<'_> {
+    fn note_missing(&mut self, collection: &str) {
+        if !self.data.contains_key(collection) && !self.missing.iter().any(|m| m == collection) {
+            self.missing.push(collection.to_string());
+        }
+    }
+}
+
+impl KvTable for ReadView<'_> {
+    fn get(&mut self, key: &str, collection: &str) -> Result<Option<Cow<'_, KvValue>>> {
+        self.note_missing(collection);
+        Ok(self
+            .data
+            .get(collection)
+            .and_then(|c| c.get(key))
+            .map(Cow::Borrowed))
+    }
+
+    fn contains(&mut self, key: &str, collection: &str) -> Result<bool> {
+        self.note_missing(collection);
+        Ok(self
+            .data
+            .get(collection)
+            .is_some_and(|c| c.contains_key(key)))
+    }
+
+    fn put(&mut self, _key: &str, _val: KvValue, collection: &str) -> Result<()> {
+        Err(Error::Other(format!(
+            "a write to `{collection}` inside a read of the key-value store"
+        )))
+    }
+
+    fn delete(&mut self, _key: &str, collection: &str) -> Result<bool> {
+        Err(Error::Other(format!(
+            "a delete in `{collection}` inside a read of the key-value store"
+        )))
+    }
+
+    fn get_all(&mut self, collection: &str) -> Result<Cow<'_, KvCollection>> {
+        self.note_missing(collection);
+        Ok(match self.data.get(collection) {
+            Some(c) => Cow::Borrowed(c),
+            None => Cow::Owned(KvCollection::new()),
+        })
+    }
+}
+
+impl KvBackend for SimpleKVStore {
+    fn read<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
+        let (out, missing) = {
+            let guard = self.lock_read();
+            let mut view = ReadView {
+                data: &guard.data,
+                missing: Vec::new(),
+            };
+            let out = f(&mut view);
+            (out, view.missing)
+        };
+        if !missing.is_empty() {
+            let mut guard = self.lock_write();
+            for collection in &missing {
+                guard.collection_mut(collection);
+            }
+        }
+        out
+    }
+
+    fn write<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
+        let mut guard = self.lock_write();
+        f(&mut *guard)
+    }
+
+    fn persist(&self, persist_path: &Path) -> Result<()> {
+        SimpleKVStore::persist(self, persist_path)
+    }
+}
+
 /// LlamaIndex's `SimpleKVStore`: collections of key → JSON object held in
 /// memory, shared as `Arc<SimpleKVStore>` (all methods take `&self`).
 ///
@@ -85,11 +228,11 @@ impl SimpleKVStore {
     // A panic while the lock was held cannot leave a half-applied change the
     // next caller could trip over (every mutation is a single map operation or
     // a prepared batch), so a poisoned lock is simply taken over.
-    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Collections> {
+    pub(crate) fn lock_read(&self) -> RwLockReadGuard<'_, Collections> {
         self.inner.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Collections> {
+    pub(crate) fn lock_write(&self) -> RwLockWriteGuard<'_, Collections> {
         self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -101,18 +244,18 @@ impl SimpleKVStore {
         f: impl FnOnce(&KvCollection) -> R,
     ) -> R {
         {
-            let guard = self.read();
+            let guard = self.lock_read();
             if let Some(c) = guard.data.get(collection) {
                 return f(c);
             }
         }
-        let mut guard = self.write();
+        let mut guard = self.lock_write();
         f(guard.collection_mut(collection))
     }
 
     /// Stores `val` under `key` in `collection`, replacing what was there.
     pub fn put(&self, key: &str, val: KvValue, collection: &str) {
-        self.write().put(key, val, collection);
+        self.lock_write().put(key, val, collection);
     }
 
     /// Stores several pairs in `collection`. An empty batch leaves a missing
@@ -121,7 +264,7 @@ impl SimpleKVStore {
         if kv_pairs.is_empty() {
             return;
         }
-        let mut guard = self.write();
+        let mut guard = self.lock_write();
         let coll = guard.collection_mut(collection);
         for (key, val) in kv_pairs {
             coll.insert(key, val);
@@ -140,17 +283,17 @@ impl SimpleKVStore {
 
     /// Removes `key` from `collection`; whether it was there.
     pub fn delete(&self, key: &str, collection: &str) -> bool {
-        self.write().delete(key, collection)
+        self.lock_write().delete(key, collection)
     }
 
     /// A copy of every collection (LlamaIndex `to_dict`).
     pub fn to_dict(&self) -> KvData {
-        self.read().data.clone()
+        self.lock_read().data.clone()
     }
 
     /// Writes the store to `w` as Python's `json.dumps` would.
     pub fn write_json(&self, w: &mut dyn Write) -> io::Result<()> {
-        write_python_json(w, &self.read().data)
+        write_python_json(w, &self.lock_read().data)
     }
 
     /// Writes the store to `persist_path` atomically (temporary file, then
@@ -161,8 +304,8 @@ impl SimpleKVStore {
     }
 
     /// Loads a store persisted by [`SimpleKVStore::persist`] or by Python.
-    /// A missing file is an [`Error::Io`](crate::Error::Io), invalid JSON or a shape other than
-    /// `{collection: {key: object}}` an [`Error::CorruptFile`](crate::Error::CorruptFile); both name the file.
+    /// A missing file is an [`Error::Io`], invalid JSON or a shape other than
+    /// `{collection: {key: object}}` an [`Error::CorruptFile`]; both name the file.
     pub fn from_persist_path(persist_path: &Path) -> Result<Self> {
         tracing::debug!(path = %persist_path.display(), "loading SimpleKVStore");
         let data: KvData = read_json_file(persist_path)?;

@@ -6,12 +6,14 @@ pub mod graph_store;
 pub mod index_store;
 pub mod kvstore;
 pub mod storage_context;
+pub mod transaction;
 
-pub use docstore::{DocStore, RefDocInfo, SimpleDocumentStore};
+pub use docstore::{DocStore, KvDocumentStore, RefDocInfo, SimpleDocumentStore};
 pub use graph_store::SimpleGraphStore;
-pub use index_store::{IndexStore, SimpleIndexStore};
-pub use kvstore::SimpleKVStore;
+pub use index_store::{IndexStore, KvIndexStore, SimpleIndexStore};
+pub use kvstore::{KvBackend, KvTable, SimpleKVStore};
 pub use storage_context::StorageContext;
+pub use transaction::{StorageTransaction, StoreTransaction, TransactionalStore};
 
 /// Key of a stored object's payload (LlamaIndex `DATA_KEY`).
 pub const DATA_KEY: &str = "__data__";

@@ -4,6 +4,7 @@
 use super::docstore::{DocStore, SimpleDocumentStore};
 use super::graph_store::{GRAPH_STORE_FNAME, SimpleGraphStore};
 use super::index_store::{IndexStore, SimpleIndexStore};
+use super::transaction::{StorageTransaction, TransactionalStore};
 use crate::error::{Error, Result};
 pub use crate::vector_stores::{DEFAULT_PERSIST_DIR, DEFAULT_VECTOR_STORE, NAMESPACE_SEP};
 use crate::vector_stores::{DEFAULT_PERSIST_FNAME, SimpleVectorStore, VectorStore};
@@ -31,6 +32,9 @@ pub struct StorageContext {
     pub vector_stores: BTreeMap<String, Arc<dyn VectorStore>>,
     /// The graph store.
     pub graph_store: Arc<SimpleGraphStore>,
+    /// What makes [`transaction`](Self::transaction) atomic, when the stores
+    /// can (see [`with_transactions`](Self::with_transactions)).
+    pub transactions: Option<Arc<dyn TransactionalStore>>,
 }
 
 impl Default for StorageContext {
@@ -56,7 +60,30 @@ impl StorageContext {
             index_store: Arc::new(SimpleIndexStore::new()),
             vector_stores,
             graph_store: Arc::new(SimpleGraphStore::default()),
+            transactions: None,
         }
+    }
+
+    /// This context with `transactions` making its
+    /// [`transaction`](Self::transaction)s atomic; the stores must be the ones
+    /// `transactions` writes through (a store crate's `storage_context()` sets both).
+    pub fn with_transactions(mut self, transactions: Arc<dyn TransactionalStore>) -> Self {
+        self.transactions = Some(transactions);
+        self
+    }
+
+    /// Starts a transaction: write through its
+    /// [`storage_context`](StorageTransaction::storage_context), then
+    /// [`commit`](StorageTransaction::commit). With a transactional store
+    /// (the embedded SQLite store) the writes land together or not at all,
+    /// and readers of this context see none of them until the commit; with
+    /// the in-memory stores they apply as they are made.
+    pub async fn transaction(&self) -> Result<StorageTransaction> {
+        let inner = match &self.transactions {
+            Some(t) => Some(t.begin().await?),
+            None => None,
+        };
+        Ok(StorageTransaction::new(inner, self.clone()))
     }
 
     /// Default stores, with `vector_store` as the text vector store.
@@ -178,6 +205,7 @@ impl StorageContext {
             index_store: Arc::new(index_store),
             vector_stores,
             graph_store: Arc::new(graph_store),
+            transactions: None,
         })
     }
 

@@ -15,7 +15,7 @@ pub use types::{
     FilterOperator, MetadataFilter, MetadataFilters, NAMESPACE_SEP, VectorStoreQuery,
     VectorStoreQueryMode, VectorStoreQueryResult,
 };
-pub use utils::{metadata_dict_to_node, node_to_metadata_dict};
+pub use utils::{check_embeddings, metadata_dict_to_node, node_to_metadata_dict};
 
 use crate::error::{Error, Result};
 use crate::schema::Node;

@@ -51,7 +51,7 @@ use super::types::{
     DEFAULT_PERSIST_FNAME, NAMESPACE_SEP, VectorStoreQuery, VectorStoreQueryMode,
     VectorStoreQueryResult,
 };
-use super::utils::metadata_dict_without_content;
+use super::utils::{check_embeddings, metadata_dict_without_content};
 use super::{MetadataFilters, VectorStore};
 use crate::embeddings::SimilarityMode;
 use crate::embeddings::similarity::{dot, l2};
@@ -455,34 +455,7 @@ impl SimpleVectorStore {
     fn add_nodes(&self, nodes: &[Node]) -> Result<Vec<String>> {
         let mut data = self.write();
         // Validate everything first, so a bad node leaves the store untouched.
-        let mut dim = (data.len() > 0).then_some(data.dim);
-        for node in nodes {
-            let embedding = node.embedding.as_ref().ok_or_else(|| {
-                Error::InvalidInput(format!("node `{}` has no embedding", node.id_))
-            })?;
-            if embedding.is_empty() {
-                return Err(Error::InvalidInput(format!(
-                    "node `{}` has an empty embedding",
-                    node.id_
-                )));
-            }
-            if embedding.iter().any(|v| !v.is_finite()) {
-                return Err(Error::InvalidInput(format!(
-                    "node `{}` has a non-finite value in its embedding",
-                    node.id_
-                )));
-            }
-            match dim {
-                Some(d) if d != embedding.len() => {
-                    return Err(Error::InvalidInput(format!(
-                        "node `{}` has an embedding of {} dimensions, the store holds {d}",
-                        node.id_,
-                        embedding.len()
-                    )));
-                }
-                _ => dim = Some(embedding.len()),
-            }
-        }
+        check_embeddings(nodes, (data.len() > 0).then_some(data.dim))?;
         let mut ids = Vec::with_capacity(nodes.len());
         for node in nodes {
             let embedding = node.embedding.as_deref().unwrap_or_default();

@@ -18,6 +18,41 @@ pub const NODE_CONTENT_KEY: &str = "_node_content";
 /// The payload key holding the node's class name.
 pub const NODE_TYPE_KEY: &str = "_node_type";
 
+/// Checks that every node has a finite, non-empty embedding of one size, and
+/// of `dim` when the store already holds vectors of that size; the error names the node.
+pub fn check_embeddings(nodes: &[Node], dim: Option<usize>) -> Result<()> {
+    let mut dim = dim;
+    for node in nodes {
+        let embedding = node
+            .embedding
+            .as_ref()
+            .ok_or_else(|| Error::InvalidInput(format!("node `{}` has no embedding", node.id_)))?;
+        if embedding.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "node `{}` has an empty embedding",
+                node.id_
+            )));
+        }
+        if embedding.iter().any(|v| !v.is_finite()) {
+            return Err(Error::InvalidInput(format!(
+                "node `{}` has a non-finite value in its embedding",
+                node.id_
+            )));
+        }
+        match dim {
+            Some(d) if d != embedding.len() => {
+                return Err(Error::InvalidInput(format!(
+                    "node `{}` has an embedding of {} dimensions, the store holds {d}",
+                    node.id_,
+                    embedding.len()
+                )));
+            }
+            _ => dim = Some(embedding.len()),
+        }
+    }
+    Ok(())
+}
+
 /// The node's metadata plus LlamaIndex's payload keys, as
 /// `node_to_metadata_dict(node, remove_text, flat_metadata=...)` returns it:
 /// same keys, same order (keys the node's metadata already has are

@@ -401,14 +401,56 @@ impl VectorStoreIndex {
             .map_err(|_| Error::Other("index lock poisoned".into()))
     }
 
-    /// Splits, embeds and adds one document (LlamaIndex `insert`).
+    /// Splits, embeds and adds one document (LlamaIndex `insert`), then
+    /// records its hash, so a document whose nodes were not all written is
+    /// not taken for up to date.
     pub async fn insert(&self, document: Node) -> Result<()> {
+        let (doc_id, hash) = (document.id_.clone(), document.hash());
+        let nodes = run_transformations(vec![document], &self.transformations).await?;
+        self.insert_nodes(nodes).await?;
         self.storage_context
             .docstore
-            .set_document_hash(&document.id_, &document.hash())
-            .await?;
-        let nodes = run_transformations(vec![document], &self.transformations).await?;
-        self.insert_nodes(nodes).await
+            .set_document_hash(&doc_id, &hash)
+            .await
+    }
+
+    /// Replaces a document's nodes with those of its new version (LlamaIndex
+    /// `update_ref_doc`): its old nodes are deleted, then it is inserted.
+    pub async fn update_ref_doc(&self, document: Node) -> Result<()> {
+        self.delete_ref_doc(&document.id_, true).await?;
+        self.insert(document).await
+    }
+
+    /// Brings the index up to date with `documents` (LlamaIndex
+    /// `refresh_ref_docs`): a document the docstore has no hash for is
+    /// inserted, one whose hash changed is updated, an unchanged one is left
+    /// alone. Returns, for each document, whether it was written. Documents
+    /// missing from `documents` are not deleted (use [`delete_ref_doc`](Self::delete_ref_doc)).
+    ///
+    /// Run it inside a [`StorageContext::transaction`] on a transactional
+    /// store to make the whole refresh land at once.
+    pub async fn refresh_ref_docs(&self, documents: &[Node]) -> Result<Vec<bool>> {
+        let mut refreshed = Vec::with_capacity(documents.len());
+        for document in documents {
+            let existing = self
+                .storage_context
+                .docstore
+                .get_document_hash(&document.id_)
+                .await?;
+            let written = match existing {
+                None => {
+                    self.insert(document.clone()).await?;
+                    true
+                }
+                Some(hash) if hash != document.hash() => {
+                    self.update_ref_doc(document.clone()).await?;
+                    true
+                }
+                Some(_) => false,
+            };
+            refreshed.push(written);
+        }
+        Ok(refreshed)
     }
 
     /// Embeds (where needed) and adds nodes (LlamaIndex `insert_nodes`).

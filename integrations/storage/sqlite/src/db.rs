@@ -1,0 +1,223 @@
+//! One SQLite file shared by every store of a [`crate::SqliteStore`]: a writer
+//! connection, a pool of readers (WAL: readers see the last commit), and the transaction in progress.
+
+use crate::schema;
+use ragloom_core::error::{Error, Result};
+use rusqlite::{Connection, OpenFlags};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// How a [`crate::SqliteStore`] opens its file.
+#[derive(Clone, Debug)]
+pub struct SqliteOptions {
+    /// How long a writer waits for another process's transaction to end
+    /// before giving up (SQLite's busy timeout). Default: one hour, so a
+    /// second ingest waits for the first; zero fails at once.
+    pub busy_timeout: Duration,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self {
+            busy_timeout: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// Which state an operation sees: the last commit, or the open transaction's.
+#[derive(Clone, Debug)]
+pub(crate) enum Scope {
+    Committed,
+    Tx(Arc<TxState>),
+}
+
+/// The open transaction's state, shared by the stores it hands out.
+#[derive(Debug)]
+pub(crate) struct TxState {
+    pub(crate) ended: AtomicBool,
+    /// This process's turn to write; released when the transaction ends.
+    pub(crate) _permit: Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Db {
+    pub(crate) path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+    options: SqliteOptions,
+    /// One transaction at a time in this process (SQLite allows one writer).
+    pub(crate) turn: Arc<tokio::sync::Mutex<()>>,
+    /// Whether a transaction is open, so a write beside it is refused instead of deadlocking.
+    pub(crate) in_tx: AtomicBool,
+}
+
+impl Db {
+    pub(crate) fn open(path: &Path, options: SqliteOptions) -> Result<Self> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io("creating", parent, e))?;
+        }
+        let mut writer = open_connection(path, &options, true)?;
+        schema::migrate(&mut writer).map_err(|m| Error::corrupt(path, m))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+            options,
+            turn: Arc::new(tokio::sync::Mutex::new(())),
+            in_tx: AtomicBool::new(false),
+        })
+    }
+
+    pub(crate) fn err(&self, what: &str, e: rusqlite::Error) -> Error {
+        let message = match &e {
+            rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
+                format!(
+                    "{}: {what}: another process is writing this index (waited {:?})",
+                    self.path.display(),
+                    self.options.busy_timeout
+                )
+            }
+            _ => format!("{}: {what}: {e}", self.path.display()),
+        };
+        Error::Provider {
+            provider: "sqlite".into(),
+            message,
+            source: Some(Box::new(e)),
+        }
+    }
+
+    /// Runs `f` on a connection that sees `scope`'s state, in one read snapshot.
+    pub(crate) fn read<R>(
+        &self,
+        scope: &Scope,
+        f: impl FnOnce(&Connection) -> Result<R>,
+    ) -> Result<R> {
+        match scope {
+            Scope::Tx(tx) => self.in_tx(tx, f),
+            Scope::Committed => {
+                let pooled = self
+                    .readers
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .pop();
+                let conn = match pooled {
+                    Some(c) => c,
+                    None => open_connection(&self.path, &self.options, false)?,
+                };
+                conn.execute_batch("BEGIN DEFERRED")
+                    .map_err(|e| self.err("starting a read", e))?;
+                let out = f(&conn);
+                // A read transaction only ends; nothing to keep.
+                let _ = conn.execute_batch("COMMIT");
+                self.readers
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(conn);
+                out
+            }
+        }
+    }
+
+    /// Runs `f` where its writes belong: in the open transaction for
+    /// `Scope::Tx`, else in a transaction of its own that commits at once.
+    pub(crate) fn write<R>(
+        &self,
+        scope: &Scope,
+        f: impl FnOnce(&Connection) -> Result<R>,
+    ) -> Result<R> {
+        match scope {
+            Scope::Tx(tx) => self.in_tx(tx, f),
+            Scope::Committed => {
+                if self.in_tx.load(Ordering::SeqCst) {
+                    return Err(Error::InvalidInput(format!(
+                        "{}: a transaction is open on this store; write through its storage context, or after it ends",
+                        self.path.display()
+                    )));
+                }
+                let conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+                conn.execute_batch("BEGIN IMMEDIATE")
+                    .map_err(|e| self.err("starting a write", e))?;
+                match f(&conn) {
+                    Ok(out) => {
+                        conn.execute_batch("COMMIT")
+                            .map_err(|e| self.err("committing", e))?;
+                        Ok(out)
+                    }
+                    Err(e) => {
+                        let _ = conn.execute_batch("ROLLBACK");
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `f` inside the open transaction `tx` (its reads see its writes).
+    fn in_tx<R>(&self, tx: &TxState, f: impl FnOnce(&Connection) -> Result<R>) -> Result<R> {
+        check_open(tx)?;
+        let conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&conn)
+    }
+
+    /// Starts the transaction on the writer (waiting for other processes' writers).
+    pub(crate) fn begin_on_writer(&self) -> Result<()> {
+        let conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        conn.execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.err("starting a transaction", e))
+    }
+
+    /// Ends the transaction on the writer with `COMMIT` or `ROLLBACK`.
+    pub(crate) fn end_on_writer(&self, commit: bool) -> Result<()> {
+        let conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let sql = if commit { "COMMIT" } else { "ROLLBACK" };
+        let out = conn.execute_batch(sql);
+        if out.is_err() && commit {
+            // A failed COMMIT leaves the transaction open: end it, so nothing half-written stays.
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        out.map_err(|e| self.err(if commit { "committing" } else { "rolling back" }, e))
+    }
+
+    pub(crate) fn schema_version(&self) -> Result<Option<i64>> {
+        self.read(&Scope::Committed, |c| {
+            schema::version(c).map_err(|e| self.err("reading the schema version", e))
+        })
+    }
+}
+
+fn check_open(tx: &TxState) -> Result<()> {
+    if tx.ended.load(Ordering::SeqCst) {
+        return Err(Error::InvalidInput(
+            "this transaction has ended (committed or rolled back); use the store's own storage context".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn open_connection(path: &Path, options: &SqliteOptions, writer: bool) -> Result<Connection> {
+    let flags = if writer {
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+    } | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let wrap = |e: rusqlite::Error| Error::Provider {
+        provider: "sqlite".into(),
+        message: format!("{}: opening: {e}", path.display()),
+        source: Some(Box::new(e)),
+    };
+    let conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
+    conn.busy_timeout(options.busy_timeout).map_err(wrap)?;
+    if writer {
+        // WAL: readers keep reading the last commit while a writer writes;
+        // synchronous=NORMAL in WAL loses no committed transaction on a process
+        // crash (only, at worst, the last ones on a power loss).
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+        )
+        .map_err(wrap)?;
+    }
+    Ok(conn)
+}

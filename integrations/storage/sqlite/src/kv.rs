@@ -1,0 +1,111 @@
+//! LlamaIndex's key-value collections in the `kv` table, so the docstore and
+//! index store keep exactly the semantics (and JSON) of their in-memory twins.
+
+use crate::db::{Db, Scope};
+use ragloom_core::error::{Error, Result};
+use ragloom_core::storage::kvstore::{KvBackend, KvCollection, KvTable, KvValue};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// The file's `kv` table (LlamaIndex's key-value collections) seen from the
+/// last commit or from an open transaction: the backend of
+/// [`SqliteDocumentStore`](crate::SqliteDocumentStore) and [`SqliteIndexStore`](crate::SqliteIndexStore).
+#[derive(Clone, Debug)]
+pub struct SqliteKv {
+    pub(crate) db: Arc<Db>,
+    pub(crate) scope: Scope,
+}
+
+impl KvBackend for SqliteKv {
+    fn read<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
+        self.db
+            .read(&self.scope, |conn| f(&mut Table { conn, db: &self.db }))
+    }
+
+    fn write<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
+        self.db
+            .write(&self.scope, |conn| f(&mut Table { conn, db: &self.db }))
+    }
+}
+
+struct Table<'c> {
+    conn: &'c Connection,
+    db: &'c Db,
+}
+
+impl Table<'_> {
+    fn decode(&self, collection: &str, key: &str, text: &str) -> Result<KvValue> {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => Ok(map),
+            _ => Err(Error::corrupt(
+                &self.db.path,
+                format!("collection `{collection}` key `{key}`: not a JSON object"),
+            )),
+        }
+    }
+}
+
+impl KvTable for Table<'_> {
+    fn get(&mut self, key: &str, collection: &str) -> Result<Option<Cow<'_, KvValue>>> {
+        let text: Option<String> = self
+            .conn
+            .prepare_cached("SELECT value FROM kv WHERE collection = ?1 AND key = ?2")
+            .and_then(|mut s| {
+                s.query_row(params![collection, key], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(|e| self.db.err("reading", e))?;
+        text.map(|t| self.decode(collection, key, &t).map(Cow::Owned))
+            .transpose()
+    }
+
+    fn contains(&mut self, key: &str, collection: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM kv WHERE collection = ?1 AND key = ?2")
+            .and_then(|mut s| s.exists(params![collection, key]))
+            .map_err(|e| self.db.err("reading", e))
+    }
+
+    fn put(&mut self, key: &str, val: KvValue, collection: &str) -> Result<()> {
+        let text = serde_json::to_string(&val)?;
+        // An update keeps the row (and so the key's place in order), as a Python dict does.
+        self.conn
+            .prepare_cached(
+                "INSERT INTO kv (collection, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value",
+            )
+            .and_then(|mut s| s.execute(params![collection, key, text]))
+            .map_err(|e| self.db.err("writing", e))?;
+        Ok(())
+    }
+
+    fn delete(&mut self, key: &str, collection: &str) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached("DELETE FROM kv WHERE collection = ?1 AND key = ?2")
+            .and_then(|mut s| s.execute(params![collection, key]))
+            .map_err(|e| self.db.err("deleting", e))?;
+        Ok(n > 0)
+    }
+
+    fn get_all(&mut self, collection: &str) -> Result<Cow<'_, KvCollection>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, value FROM kv WHERE collection = ?1 ORDER BY rowid")
+            .map_err(|e| self.db.err("reading", e))?;
+        let rows = stmt
+            .query_map(params![collection], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| self.db.err("reading", e))?;
+        let mut out = KvCollection::new();
+        for row in rows {
+            let (key, text) = row.map_err(|e| self.db.err("reading", e))?;
+            let value = self.decode(collection, &key, &text)?;
+            out.insert(key, value);
+        }
+        Ok(Cow::Owned(out))
+    }
+}

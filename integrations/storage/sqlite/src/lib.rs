@@ -1,0 +1,139 @@
+//! ragloom-storage-sqlite: the embedded default store. Nodes, index structs,
+//! vectors and document hashes live in one SQLite file in WAL mode, and an
+//! ingest is one transaction, so a crash leaves the last commit intact.
+//!
+//! ```no_run
+//! # async fn run() -> ragloom_core::Result<()> {
+//! use ragloom_storage_sqlite::SqliteStore;
+//!
+//! let store = SqliteStore::open("index.sqlite")?;
+//! let storage_context = store.storage_context();
+//! let tx = storage_context.transaction().await?;
+//! // ... write nodes through tx.storage_context() ...
+//! tx.commit().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Readers use their own connections and see the last commit while a writer
+//! writes. One transaction runs at a time: another in the same process waits
+//! its turn, one in another process waits up to
+//! [`SqliteOptions::busy_timeout`]. A write outside the open transaction, in
+//! the same process, is refused rather than left waiting.
+
+mod db;
+mod kv;
+pub mod schema;
+mod transaction;
+mod vector_store;
+
+pub use db::SqliteOptions;
+pub use kv::SqliteKv;
+pub use schema::SCHEMA_VERSION;
+pub use vector_store::SqliteVectorStore;
+
+use db::{Db, Scope};
+use ragloom_core::error::Result;
+use ragloom_core::storage::docstore::KvDocumentStore;
+use ragloom_core::storage::index_store::KvIndexStore;
+use ragloom_core::storage::{StorageContext, TransactionalStore};
+use std::path::Path;
+use std::sync::Arc;
+
+/// LlamaIndex's document store semantics over the file's `kv` table.
+pub type SqliteDocumentStore = KvDocumentStore<SqliteKv>;
+/// LlamaIndex's index store semantics over the file's `kv` table.
+pub type SqliteIndexStore = KvIndexStore<SqliteKv>;
+
+/// One SQLite file holding a whole index. Cloning shares it.
+#[derive(Clone, Debug)]
+pub struct SqliteStore {
+    db: Arc<Db>,
+    vector_cache: vector_store::VectorCache,
+}
+
+impl SqliteStore {
+    /// Opens (or creates) the file at `path` with default options, migrating
+    /// an older schema; a file from a newer ragloom is an error.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, SqliteOptions::default())
+    }
+
+    /// Opens (or creates) the file at `path`.
+    pub fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self> {
+        Ok(Self {
+            db: Arc::new(Db::open(path.as_ref(), options)?),
+            vector_cache: Arc::default(),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.db.path
+    }
+
+    /// The schema version recorded in the file.
+    pub fn schema_version(&self) -> Result<i64> {
+        Ok(self.db.schema_version()?.unwrap_or(0))
+    }
+
+    /// The document store, reading the last commit.
+    pub fn docstore(&self) -> Arc<SqliteDocumentStore> {
+        Arc::new(KvDocumentStore::from_backend(
+            self.kv(Scope::Committed),
+            None,
+        ))
+    }
+
+    /// The index store, reading the last commit.
+    pub fn index_store(&self) -> Arc<SqliteIndexStore> {
+        Arc::new(KvIndexStore::from_backend(self.kv(Scope::Committed), None))
+    }
+
+    /// The vector store, reading the last commit.
+    pub fn vector_store(&self) -> Arc<SqliteVectorStore> {
+        Arc::new(self.vectors(Scope::Committed))
+    }
+
+    /// A storage context over this file, whose
+    /// [`transaction`](StorageContext::transaction) is a SQLite transaction.
+    pub fn storage_context(&self) -> StorageContext {
+        self.context_for(Scope::Committed)
+    }
+
+    fn kv(&self, scope: Scope) -> Arc<SqliteKv> {
+        Arc::new(SqliteKv {
+            db: Arc::clone(&self.db),
+            scope,
+        })
+    }
+
+    fn vectors(&self, scope: Scope) -> SqliteVectorStore {
+        let cache = match scope {
+            Scope::Committed => Arc::clone(&self.vector_cache),
+            Scope::Tx(_) => Arc::default(),
+        };
+        SqliteVectorStore {
+            db: Arc::clone(&self.db),
+            scope,
+            cache,
+        }
+    }
+
+    pub(crate) fn context_for(&self, scope: Scope) -> StorageContext {
+        let mut context = StorageContext::from_defaults();
+        context.docstore = Arc::new(KvDocumentStore::from_backend(self.kv(scope.clone()), None));
+        context.index_store = Arc::new(KvIndexStore::from_backend(self.kv(scope.clone()), None));
+        context.vector_stores.insert(
+            ragloom_core::vector_stores::DEFAULT_VECTOR_STORE.to_string(),
+            Arc::new(self.vectors(scope.clone())),
+        );
+        match scope {
+            Scope::Committed => {
+                let transactions: Arc<dyn TransactionalStore> = Arc::new(self.clone());
+                context.with_transactions(transactions)
+            }
+            // A transaction asked for inside one joins it: the outer one commits.
+            Scope::Tx(_) => context,
+        }
+    }
+}

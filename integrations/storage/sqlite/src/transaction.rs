@@ -1,0 +1,82 @@
+//! One ingest, one transaction: `BEGIN IMMEDIATE` on the writer (other
+//! processes' writers wait), every write through the transaction's stores, then `COMMIT`.
+
+use crate::SqliteStore;
+use crate::db::{Db, Scope, TxState};
+use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::storage::{StorageContext, StoreTransaction, TransactionalStore};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+#[async_trait]
+impl TransactionalStore for SqliteStore {
+    async fn begin(&self) -> Result<Box<dyn StoreTransaction>> {
+        // One transaction at a time in this process; other processes wait in SQLite.
+        let permit = Arc::clone(&self.db.turn).lock_owned().await;
+        let db = Arc::clone(&self.db);
+        tokio::task::spawn_blocking(move || db.begin_on_writer())
+            .await
+            .map_err(|e| Error::Other(format!("starting a transaction: {e}")))??;
+        self.db.in_tx.store(true, Ordering::SeqCst);
+        let state = Arc::new(TxState {
+            ended: AtomicBool::new(false),
+            _permit: Mutex::new(Some(permit)),
+        });
+        let context = self.context_for(Scope::Tx(Arc::clone(&state)));
+        Ok(Box::new(SqliteTransaction {
+            db: Arc::clone(&self.db),
+            state,
+            context,
+        }))
+    }
+}
+
+/// An open transaction on a [`SqliteStore`]; rolled back if dropped uncommitted.
+#[derive(Debug)]
+struct SqliteTransaction {
+    db: Arc<Db>,
+    state: Arc<TxState>,
+    context: StorageContext,
+}
+
+impl SqliteTransaction {
+    fn finish(&self, commit: bool) -> Result<()> {
+        if self.state.ended.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let out = self.db.end_on_writer(commit);
+        self.db.in_tx.store(false, Ordering::SeqCst);
+        // Let the next transaction of this process start.
+        self.state
+            ._permit
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        out
+    }
+}
+
+#[async_trait]
+impl StoreTransaction for SqliteTransaction {
+    fn storage_context(&self) -> StorageContext {
+        self.context.clone()
+    }
+
+    async fn commit(self: Box<Self>) -> Result<()> {
+        self.finish(true)
+    }
+
+    async fn rollback(self: Box<Self>) -> Result<()> {
+        self.finish(false)
+    }
+}
+
+impl Drop for SqliteTransaction {
+    fn drop(&mut self) {
+        // Dropped without commit (an error, a cancelled task): nothing of it is kept.
+        if let Err(e) = self.finish(false) {
+            tracing::warn!(error = %e, "rolling back a dropped transaction");
+        }
+    }
+}

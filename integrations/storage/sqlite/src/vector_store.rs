@@ -1,0 +1,255 @@
+//! `SqliteVectorStore`: embeddings in the `vectors` table, queried through an
+//! in-memory `SimpleVectorStore` built on first use and rebuilt only after a commit changed them.
+
+use crate::db::{Db, Scope};
+use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::schema::{Metadata, Node, NodeRelationship, RelatedNodeInfo};
+use ragloom_core::vector_stores::{
+    MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQuery, VectorStoreQueryResult,
+    check_embeddings, matches,
+};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The vectors of a [`crate::SqliteStore`]. Node text stays in the docstore
+/// (`stores_text` is false), so it is kept once.
+#[derive(Clone, Debug)]
+pub struct SqliteVectorStore {
+    pub(crate) db: Arc<Db>,
+    pub(crate) scope: Scope,
+    /// The last commit's vectors in memory, with the generation they were read at.
+    pub(crate) cache: VectorCache,
+}
+
+/// The last commit's vectors in memory, with the generation they were read at.
+pub(crate) type VectorCache = Arc<Mutex<Option<(i64, Arc<SimpleVectorStore>)>>>;
+
+const GENERATION_KEY: &str = "vectors_generation";
+
+fn generation(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT value FROM meta WHERE key = ?1",
+        params![GENERATION_KEY],
+        |r| r.get::<_, String>(0),
+    )
+    .optional()
+    .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// Marks the vectors changed, inside the write's own transaction.
+fn bump_generation(conn: &Connection) -> rusqlite::Result<()> {
+    let next = generation(conn)? + 1;
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        params![GENERATION_KEY, next.to_string()],
+    )?;
+    Ok(())
+}
+
+fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_blob(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+impl SqliteVectorStore {
+    fn check(&self, conn: &Connection, nodes: &[Node]) -> Result<()> {
+        let stored: Option<usize> = conn
+            .query_row("SELECT length(embedding) FROM vectors LIMIT 1", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .optional()
+            .map_err(|e| self.db.err("reading", e))?
+            .map(|bytes| bytes as usize / 4);
+        check_embeddings(nodes, stored)
+    }
+
+    /// Every stored vector, as nodes carrying only what a query needs.
+    fn load(&self, conn: &Connection) -> Result<Vec<Node>> {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT node_id, ref_doc_id, embedding, metadata FROM vectors ORDER BY rowid",
+            )
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Vec<u8>>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        let mut nodes = Vec::new();
+        for row in rows {
+            let (id, ref_doc_id, blob, metadata) =
+                row.map_err(|e| self.db.err("reading vectors", e))?;
+            let metadata: Metadata = serde_json::from_str(&metadata).map_err(|e| {
+                Error::corrupt(&self.db.path, format!("vector `{id}` metadata: {e}"))
+            })?;
+            let mut node = Node::text_node("")
+                .with_id(id)
+                .with_metadata_map(metadata)
+                .with_embedding(from_blob(&blob));
+            if let Some(doc) = ref_doc_id {
+                node = node.with_relationship(NodeRelationship::Source, RelatedNodeInfo::new(doc));
+            }
+            nodes.push(node);
+        }
+        Ok(nodes)
+    }
+
+    async fn build(nodes: Vec<Node>) -> Result<Arc<SimpleVectorStore>> {
+        let store = SimpleVectorStore::new();
+        store.add(&nodes).await?;
+        Ok(Arc::new(store))
+    }
+
+    /// The vector store a query runs on: the cached last commit, reloaded
+    /// when a commit changed the vectors, or the open transaction's state.
+    async fn engine(&self) -> Result<Arc<SimpleVectorStore>> {
+        if let Scope::Tx(_) = &self.scope {
+            let nodes = self.db.read(&self.scope, |c| self.load(c))?;
+            return Self::build(nodes).await;
+        }
+        let cached = |now: i64| {
+            let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            cache
+                .as_ref()
+                .filter(|(g, _)| *g == now)
+                .map(|(_, s)| Arc::clone(s))
+        };
+        // The generation and the rows are read in one snapshot, so they agree.
+        let (now, nodes) = self.db.read(&self.scope, |c| {
+            let now = generation(c).map_err(|e| self.db.err("reading", e))?;
+            if cached(now).is_some() {
+                return Ok((now, None));
+            }
+            Ok((now, Some(self.load(c)?)))
+        })?;
+        let Some(nodes) = nodes else {
+            if let Some(store) = cached(now) {
+                return Ok(store);
+            }
+            return Box::pin(self.engine()).await;
+        };
+        let store = Self::build(nodes).await?;
+        *self.cache.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((now, Arc::clone(&store)));
+        Ok(store)
+    }
+
+    /// Ids of the stored vectors whose metadata matches `filters`.
+    fn matching_ids(&self, conn: &Connection, filters: &MetadataFilters) -> Result<Vec<String>> {
+        let mut stmt = conn
+            .prepare_cached("SELECT node_id, metadata FROM vectors")
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, metadata) = row.map_err(|e| self.db.err("reading vectors", e))?;
+            let metadata: Metadata = serde_json::from_str(&metadata)?;
+            if matches(filters, &metadata) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[async_trait]
+impl VectorStore for SqliteVectorStore {
+    fn stores_text(&self) -> bool {
+        false
+    }
+
+    async fn add(&self, nodes: &[Node]) -> Result<Vec<String>> {
+        self.db.write(&self.scope, |c| {
+            self.check(c, nodes)?;
+            let mut stmt = c
+                .prepare_cached(
+                    "INSERT INTO vectors (node_id, ref_doc_id, embedding, metadata) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (node_id) DO UPDATE SET ref_doc_id = excluded.ref_doc_id,
+                       embedding = excluded.embedding, metadata = excluded.metadata",
+                )
+                .map_err(|e| self.db.err("writing vectors", e))?;
+            for node in nodes {
+                let embedding = node.embedding.as_deref().unwrap_or_default();
+                let metadata = serde_json::to_string(&Value::Object(node.metadata.clone()))?;
+                stmt.execute(params![node.id_, node.ref_doc_id(), to_blob(embedding), metadata])
+                    .map_err(|e| self.db.err("writing vectors", e))?;
+            }
+            bump_generation(c).map_err(|e| self.db.err("writing vectors", e))?;
+            Ok(nodes.iter().map(|n| n.id_.clone()).collect())
+        })
+    }
+
+    async fn delete(&self, ref_doc_id: &str) -> Result<()> {
+        self.db.write(&self.scope, |c| {
+            c.execute(
+                "DELETE FROM vectors WHERE ref_doc_id = ?1",
+                params![ref_doc_id],
+            )
+            .and_then(|_| bump_generation(c))
+            .map_err(|e| self.db.err("deleting vectors", e))
+        })
+    }
+
+    /// Deletes the listed nodes that also match `filters`. With no ids,
+    /// every node matching `filters`; with neither, nothing (use `clear`).
+    async fn delete_nodes(
+        &self,
+        node_ids: &[String],
+        filters: Option<&MetadataFilters>,
+    ) -> Result<()> {
+        if node_ids.is_empty() && filters.is_none() {
+            return Ok(());
+        }
+        self.db.write(&self.scope, |c| {
+            let doomed: Vec<String> = match filters {
+                Some(f) => {
+                    let listed: HashSet<&str> = node_ids.iter().map(String::as_str).collect();
+                    self.matching_ids(c, f)?
+                        .into_iter()
+                        .filter(|id| listed.is_empty() || listed.contains(id.as_str()))
+                        .collect()
+                }
+                None => node_ids.to_vec(),
+            };
+            let mut stmt = c
+                .prepare_cached("DELETE FROM vectors WHERE node_id = ?1")
+                .map_err(|e| self.db.err("deleting vectors", e))?;
+            for id in &doomed {
+                stmt.execute(params![id])
+                    .map_err(|e| self.db.err("deleting vectors", e))?;
+            }
+            bump_generation(c).map_err(|e| self.db.err("deleting vectors", e))
+        })
+    }
+
+    async fn query(&self, query: &VectorStoreQuery) -> Result<VectorStoreQueryResult> {
+        self.engine().await?.query(query).await
+    }
+
+    async fn clear(&self) -> Result<()> {
+        self.db.write(&self.scope, |c| {
+            c.execute("DELETE FROM vectors", [])
+                .and_then(|_| bump_generation(c))
+                .map_err(|e| self.db.err("clearing vectors", e))
+        })
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

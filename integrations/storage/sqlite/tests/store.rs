@@ -1,0 +1,348 @@
+//! The embedded store: the schema version, the document and index stores'
+//! LlamaIndex semantics, transactions (atomic, isolated, one writer), and an index on top.
+
+#![allow(clippy::unwrap_used)]
+
+use ragloom_core::indices::load_index_from_storage;
+use ragloom_core::prelude::*;
+use ragloom_core::retrievers::Retriever;
+use ragloom_core::storage::{DocStore, SimpleDocumentStore};
+use ragloom_core::vector_stores::VectorStoreQuery;
+use ragloom_storage_sqlite::{SCHEMA_VERSION, SqliteOptions, SqliteStore};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn doc(id: &str, text: &str) -> Node {
+    Node::document(text).with_id(id)
+}
+
+/// Nodes split from documents, so they carry ref doc ids and relationships.
+async fn nodes_of(docs: &[Node]) -> Vec<Node> {
+    let splitter = SentenceSplitter::new().chunk_size(64).chunk_overlap(8);
+    splitter.get_nodes_from_documents(docs).unwrap()
+}
+
+fn sample_docs() -> Vec<Node> {
+    vec![
+        doc(
+            "a.txt",
+            &"The White Rabbit took a watch out of its waistcoat-pocket. ".repeat(12),
+        ),
+        doc(
+            "b.txt",
+            &"Alice fell down the rabbit hole into a long hall. ".repeat(12),
+        ),
+        doc(
+            "c.txt",
+            &"The Queen of Hearts shouted off with their heads. ".repeat(12),
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn a_new_file_records_the_schema_version_and_a_newer_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    drop(store);
+    assert_eq!(
+        SqliteStore::open(&path).unwrap().schema_version().unwrap(),
+        SCHEMA_VERSION
+    );
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE meta SET value = '999' WHERE key = 'schema_version'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let err = SqliteStore::open(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("newer ragloom") && err.contains("999"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_docstore_behaves_as_the_in_memory_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("i.sqlite")).unwrap();
+    let sqlite = store.docstore();
+    let memory = SimpleDocumentStore::new();
+    let nodes = nodes_of(&sample_docs()).await;
+    assert!(nodes.len() > 3);
+    for ds in [&*sqlite as &dyn DocStore, &memory as &dyn DocStore] {
+        ds.add_documents(&nodes, true, true).await.unwrap();
+        ds.set_document_hash("a.txt", "h-a").await.unwrap();
+        ds.delete_document(&nodes[0].id_).await.unwrap();
+        ds.delete_ref_doc("c.txt").await.unwrap();
+        assert!(ds.add_documents(&nodes[1..2], false, true).await.is_err());
+    }
+    let ids = |v: Vec<Node>| v.into_iter().map(|n| n.id_).collect::<Vec<_>>();
+    assert_eq!(
+        ids(sqlite.docs().await.unwrap()),
+        ids(memory.docs().await.unwrap())
+    );
+    assert_eq!(
+        sqlite.get_all_ref_doc_info().await.unwrap(),
+        memory.get_all_ref_doc_info().await.unwrap()
+    );
+    assert_eq!(
+        sqlite.get_all_document_hashes().await.unwrap(),
+        memory.get_all_document_hashes().await.unwrap()
+    );
+    let n = &nodes[1];
+    assert_eq!(
+        sqlite.get_node(&n.id_).await.unwrap().to_llama_dict(),
+        memory.get_node(&n.id_).await.unwrap().to_llama_dict()
+    );
+    assert!(sqlite.get_document_hash("a.txt").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn a_transaction_is_invisible_until_it_commits_and_gone_when_rolled_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("i.sqlite")).unwrap();
+    let context = store.storage_context();
+    let nodes = nodes_of(&sample_docs()[..1]).await;
+
+    let tx = context.transaction().await.unwrap();
+    assert!(tx.is_atomic());
+    tx.storage_context()
+        .docstore
+        .add_documents(&nodes, true, true)
+        .await
+        .unwrap();
+    // The transaction sees its own writes; everyone else sees the last commit.
+    assert_eq!(
+        tx.storage_context().docstore.docs().await.unwrap().len(),
+        nodes.len()
+    );
+    assert!(context.docstore.docs().await.unwrap().is_empty());
+    assert!(
+        SqliteStore::open(store.path())
+            .unwrap()
+            .docstore()
+            .docs()
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    tx.commit().await.unwrap();
+    assert_eq!(context.docstore.docs().await.unwrap().len(), nodes.len());
+
+    let tx = context.transaction().await.unwrap();
+    tx.storage_context()
+        .docstore
+        .delete_ref_doc("a.txt")
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert_eq!(context.docstore.docs().await.unwrap().len(), nodes.len());
+
+    // Dropped without a commit (an error, a cancelled task): rolled back.
+    {
+        let tx = context.transaction().await.unwrap();
+        tx.storage_context()
+            .docstore
+            .delete_ref_doc("a.txt")
+            .await
+            .unwrap();
+    }
+    assert_eq!(context.docstore.docs().await.unwrap().len(), nodes.len());
+
+    // Stores of an ended transaction refuse writes instead of writing outside it.
+    let tx = context.transaction().await.unwrap();
+    let stale = tx.storage_context().clone();
+    tx.commit().await.unwrap();
+    let err = stale.docstore.delete_ref_doc("a.txt").await.unwrap_err();
+    assert!(err.to_string().contains("ended"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_writer_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("i.sqlite");
+    let store = SqliteStore::open(&path).unwrap();
+    let context = store.storage_context();
+    let tx = context.transaction().await.unwrap();
+
+    // A write beside the open transaction, in this process, is refused, not left hanging.
+    let err = context
+        .docstore
+        .set_document_hash("x", "y")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("transaction is open"), "{err}");
+
+    // A second transaction in this process waits its turn.
+    let waiting = tokio::spawn({
+        let context = context.clone();
+        async move {
+            let tx = context.transaction().await.unwrap();
+            tx.storage_context()
+                .docstore
+                .set_document_hash("second", "2")
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!waiting.is_finished());
+
+    // Another connection (as another process would) that will not wait fails at once, clearly.
+    let impatient = SqliteStore::open_with(
+        &path,
+        SqliteOptions {
+            busy_timeout: Duration::ZERO,
+        },
+    )
+    .unwrap();
+    let err = impatient.storage_context().transaction().await.unwrap_err();
+    assert!(
+        err.to_string().contains("another process is writing"),
+        "{err}"
+    );
+
+    tx.storage_context()
+        .docstore
+        .set_document_hash("first", "1")
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    let hashes = context.docstore.get_all_document_hashes().await.unwrap();
+    assert_eq!(hashes.get("1").map(String::as_str), Some("first"));
+    assert_eq!(hashes.get("2").map(String::as_str), Some("second"));
+}
+
+#[tokio::test]
+async fn an_index_built_in_a_transaction_loads_from_the_file_and_answers_as_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("i.sqlite");
+    let embed: Arc<dyn Embedding> = Arc::new(HashEmbedding::new(64));
+    // The same nodes (same ids) in both, so even ties must come out alike.
+    let nodes = nodes_of(&sample_docs()).await;
+    let store = SqliteStore::open(&path).unwrap();
+    let tx = store.storage_context().transaction().await.unwrap();
+    let index = VectorStoreIndex::builder(Arc::clone(&embed))
+        .storage_context(tx.storage_context().clone())
+        .from_nodes(nodes.clone())
+        .await
+        .unwrap();
+    let index_id = index.index_id();
+    tx.commit().await.unwrap();
+
+    let memory = VectorStoreIndex::builder(Arc::clone(&embed))
+        .from_nodes(nodes)
+        .await
+        .unwrap();
+    let reopened = SqliteStore::open(&path).unwrap();
+    let loaded = load_index_from_storage(
+        reopened.storage_context(),
+        Arc::clone(&embed),
+        Some(&index_id),
+    )
+    .await
+    .unwrap();
+    let question: QueryBundle = "Who took a watch out of a waistcoat pocket?".into();
+    let got = loaded.as_retriever().retrieve(&question).await.unwrap();
+    let want = memory.as_retriever().retrieve(&question).await.unwrap();
+    let view = |v: &[NodeWithScore]| {
+        v.iter()
+            .map(|n| (n.node.text.clone(), n.score.map(|s| (s * 1e5).round())))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(view(&got), view(&want));
+    assert!(got[0].node.text.contains("White Rabbit"));
+
+    // The vectors are cached per commit: a commit by another handle is seen.
+    let before = reopened
+        .vector_store()
+        .query(&VectorStoreQuery::new(
+            embed.embed_query("hall").await.unwrap(),
+            50,
+        ))
+        .await
+        .unwrap();
+    let writer = SqliteStore::open(&path).unwrap();
+    writer.vector_store().delete("b.txt").await.unwrap();
+    let after = reopened
+        .vector_store()
+        .query(&VectorStoreQuery::new(
+            embed.embed_query("hall").await.unwrap(),
+            50,
+        ))
+        .await
+        .unwrap();
+    assert!(after.ids.len() < before.ids.len());
+}
+
+#[tokio::test]
+async fn a_refresh_in_a_transaction_lands_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("i.sqlite");
+    let embed: Arc<dyn Embedding> = Arc::new(HashEmbedding::new(32));
+    let store = SqliteStore::open(&path).unwrap();
+    let context = store.storage_context();
+    let docs = sample_docs();
+
+    let tx = context.transaction().await.unwrap();
+    let index = VectorStoreIndex::builder(Arc::clone(&embed))
+        .storage_context(tx.storage_context().clone())
+        .from_documents(&docs[..2])
+        .await
+        .unwrap();
+    assert_eq!(
+        index.refresh_ref_docs(&docs).await.unwrap(),
+        [false, false, true]
+    );
+    let index_id = index.index_id();
+    tx.commit().await.unwrap();
+
+    // A refresh that is dropped half-way (a crash, an error) changes nothing.
+    let changed = vec![
+        doc("a.txt", "The rabbit is late. "),
+        docs[1].clone(),
+        docs[2].clone(),
+    ];
+    {
+        let tx = context.transaction().await.unwrap();
+        let index = load_index_from_storage(
+            tx.storage_context().clone(),
+            Arc::clone(&embed),
+            Some(&index_id),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            index.refresh_ref_docs(&changed).await.unwrap(),
+            [true, false, false]
+        );
+    }
+    let reader = SqliteStore::open(&path).unwrap().storage_context();
+    assert_eq!(
+        reader.docstore.get_document_hash("a.txt").await.unwrap(),
+        Some(docs[0].hash())
+    );
+    let index = load_index_from_storage(reader, Arc::clone(&embed), Some(&index_id))
+        .await
+        .unwrap();
+    let texts: Vec<String> = index
+        .as_retriever()
+        .similarity_top_k(10)
+        .retrieve(&"rabbit".into())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.node.text)
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("waistcoat")));
+    assert!(!texts.iter().any(|t| t.contains("is late")));
+}
