@@ -3,6 +3,7 @@
 
 use crate::error::CliError;
 use crate::ingest::{open_nodes, open_vectors};
+use crate::out;
 use crate::source::Source;
 use crate::store::IndexDir;
 use crate::ui::Ui;
@@ -17,7 +18,6 @@ use ragloom::vector_stores::{SimpleVectorStore, VectorStore, VectorStoreQuery};
 use ragloom::{Embedding, Llm, NodeWithScore, ProviderSpec, QueryBundle};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
 use std::sync::Arc;
 
 /// Dense retrieval over the index's own vector store and node store.
@@ -172,7 +172,7 @@ impl Engine {
                 sources: self.passages(question, &nodes),
             };
             if !ui.json {
-                print_passages(&answer);
+                print_passages(&answer)?;
             }
             return Ok(answer);
         };
@@ -185,14 +185,13 @@ impl Engine {
         } else {
             let mut r = engine.stream_query(&query).await?;
             let mut text = String::new();
-            let mut out = std::io::stdout();
             while let Some(delta) = r.response_gen.next().await {
                 let delta = delta?;
-                let _ = out.write_all(delta.as_bytes());
-                let _ = out.flush();
+                // A closed pipe returns here, dropping the stream: generation stops.
+                out::write(&delta)?;
                 text.push_str(&delta);
             }
-            println!();
+            out::line("")?;
             (text, r.source_nodes)
         };
         let answer = Answer {
@@ -203,7 +202,7 @@ impl Engine {
             sources: self.passages(question, &nodes),
         };
         if !ui.json {
-            print_sources(&answer.sources);
+            print_sources(&answer.sources)?;
         }
         Ok(answer)
     }
@@ -340,26 +339,28 @@ fn score(p: &Passage) -> String {
 }
 
 /// Prints the passages of an answer made without an LLM.
-pub fn print_passages(answer: &Answer) {
-    println!("no LLM configured — most relevant passages:\n");
+pub fn print_passages(answer: &Answer) -> Result<(), CliError> {
+    out::line("no LLM configured — most relevant passages:\n")?;
     for (i, p) in answer.sources.iter().enumerate() {
-        println!("[{}] {}{}", i + 1, location(p), score(p));
+        out::line(format!("[{}] {}{}", i + 1, location(p), score(p)))?;
         for line in textwrap(&p.excerpt, 96) {
-            println!("    {line}");
+            out::line(format!("    {line}"))?;
         }
-        println!();
+        out::line("")?;
     }
+    Ok(())
 }
 
 /// Prints the sources of a generated answer.
-pub fn print_sources(sources: &[Passage]) {
+pub fn print_sources(sources: &[Passage]) -> Result<(), CliError> {
     if sources.is_empty() {
-        return;
+        return Ok(());
     }
-    println!("\nSources:");
+    out::line("\nSources:")?;
     for (i, p) in sources.iter().enumerate() {
-        println!("  [{}] {}{}", i + 1, location(p), score(p));
+        out::line(format!("  [{}] {}{}", i + 1, location(p), score(p)))?;
     }
+    Ok(())
 }
 
 /// Splits `text` (whitespace collapsed) into lines of at most `width` characters.

@@ -3,10 +3,10 @@
 
 use crate::answer::{Answer, Engine, print_sources};
 use crate::error::CliError;
+use crate::out;
 use crate::ui::Ui;
 use futures::StreamExt;
 use ragloom::chat_engine::{ChatEngine, CondensePlusContextChatEngine};
-use std::io::Write;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Runs the REPL until end of input or Ctrl-C.
@@ -33,8 +33,7 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     loop {
         if !ui.json {
-            print!("> ");
-            let _ = std::io::stdout().flush();
+            out::write("> ")?;
         }
         let line = tokio::select! {
             line = lines.next_line() => line.map_err(|e| CliError::new(
@@ -43,7 +42,7 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
         };
         let Some(line) = line else {
             if !ui.json {
-                println!();
+                out::line("")?;
             }
             return Ok(());
         };
@@ -61,7 +60,6 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
             Some(ce) => {
                 let mut r = ce.stream_chat(message).await?;
                 let mut text = String::new();
-                let mut out = std::io::stdout();
                 loop {
                     let delta = tokio::select! {
                         d = r.response_gen.next() => d,
@@ -74,8 +72,7 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
                     let Some(delta) = delta else { break };
                     let delta = delta?;
                     if !ui.json {
-                        let _ = out.write_all(delta.as_bytes());
-                        let _ = out.flush();
+                        out::write(&delta)?;
                     }
                     text.push_str(&delta);
                 }
@@ -89,8 +86,8 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
                         sources,
                     })?;
                 } else {
-                    println!();
-                    print_sources(&sources);
+                    out::line("")?;
+                    print_sources(&sources)?;
                 }
             }
         }
@@ -100,6 +97,5 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
 /// Prints one JSON object on its own line.
 pub fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     let s = serde_json::to_string(value).map_err(ragloom::Error::from)?;
-    println!("{s}");
-    Ok(())
+    out::line(s)
 }

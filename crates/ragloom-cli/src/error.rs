@@ -15,6 +15,9 @@ pub mod exit {
     pub const NO_INPUT: i32 = 4;
     /// A provider (LLM or embedding server) could not be reached or failed.
     pub const PROVIDER: i32 = 5;
+    /// Standard output was closed by its reader (`ragloom query ... | head -1`):
+    /// the command stopped quietly, as a process ended by `SIGPIPE` reports.
+    pub const CLOSED_PIPE: i32 = 141;
 }
 
 /// An error to show the user.
@@ -40,6 +43,11 @@ impl CliError {
 
     pub fn no_input(message: impl Into<String>, hint: impl Into<String>) -> Self {
         Self::new(exit::NO_INPUT, message, hint)
+    }
+
+    /// Standard output's reader went away; nothing more to say to anyone.
+    pub fn closed_pipe() -> Self {
+        Self::new(exit::CLOSED_PIPE, "standard output was closed", "")
     }
 }
 

@@ -7,6 +7,7 @@ mod chat;
 mod config;
 mod error;
 mod ingest;
+mod out;
 mod source;
 mod store;
 mod ui;
@@ -43,7 +44,9 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{e}");
+            if e.code != exit::CLOSED_PIPE {
+                eprintln!("{e}");
+            }
             ExitCode::from(u8::try_from(e.code).unwrap_or(1))
         }
     }
@@ -221,33 +224,37 @@ async fn status(
         }));
     }
     let l = &manifest.last_ingest;
-    println!("source:      {}", manifest.source);
-    println!(
+    out::line(format!("source:      {}", manifest.source))?;
+    out::line(format!(
         "index:       {} ({})",
         index.dir.display(),
         human_bytes(size)
-    );
-    println!("documents:   {} ({} nodes)", refs.len(), node_count);
-    println!(
+    ))?;
+    out::line(format!(
+        "documents:   {} ({} nodes)",
+        refs.len(),
+        node_count
+    ))?;
+    out::line(format!(
         "embedding:   {}",
         match manifest.embed {
             ragloom::EmbedSpec::None => "none (BM25 retrieval)".to_string(),
             ref e => format!("{} (hybrid retrieval)", e.label()),
         }
-    );
-    println!(
+    ))?;
+    out::line(format!(
         "llm:         {}",
         match spec.llm {
             ragloom::LlmSpec::None => "none (answers are the most relevant passages)".to_string(),
             ref l => l.label(),
         }
-    );
-    println!("created:     {}", manifest.created);
-    println!("updated:     {}", manifest.updated);
-    println!(
+    ))?;
+    out::line(format!("created:     {}", manifest.created))?;
+    out::line(format!("updated:     {}", manifest.updated))?;
+    out::line(format!(
         "last ingest: {} new or changed, {} unchanged, {} deleted, {} failed files; {} nodes embedded; {} ms",
         l.ingested, l.unchanged, l.deleted, l.failed_files, l.nodes_embedded, l.millis
-    );
+    ))?;
     Ok(())
 }
 

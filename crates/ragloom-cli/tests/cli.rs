@@ -478,3 +478,37 @@ fn chat_answers_each_line_and_ends_at_end_of_input() {
     assert_eq!(turns[0]["sources"][0]["file"], "notes/boat.txt", "{stdout}");
     assert_eq!(turns[1]["sources"][0]["file"], "garden.md", "{stdout}");
 }
+
+#[test]
+fn a_closed_output_pipe_ends_quietly_with_its_exit_code() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    corpus(&data);
+    ragloom(home.path())
+        .arg("ingest")
+        .arg(&data)
+        .assert()
+        .success();
+    // As `ragloom query ... | head -0`: the reader is gone before the answer is written.
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("ragloom"));
+    for v in PROVIDER_VARS {
+        cmd.env_remove(v);
+    }
+    let mut child = cmd
+        .env("HOME", home.path())
+        .arg("--persist-dir")
+        .arg(home.path().join("store"))
+        .args(["query", "Where is the boat moored?"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("error"),
+        "{stderr}"
+    );
+}

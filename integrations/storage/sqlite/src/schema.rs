@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-/// The schema this build writes. Bump it with a new entry in [`MIGRATIONS`].
+/// The schema this build writes. Bump it with a new entry in `MIGRATIONS`.
 pub const SCHEMA_VERSION: i64 = 1;
 
 /// `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
