@@ -21,12 +21,14 @@
 //! the same process, is refused rather than left waiting.
 
 mod db;
+mod embedding_cache;
 mod kv;
 pub mod schema;
 mod transaction;
 mod vector_store;
 
 pub use db::SqliteOptions;
+pub use embedding_cache::CachedEmbedding;
 pub use kv::SqliteKv;
 pub use schema::SCHEMA_VERSION;
 pub use vector_store::SqliteVectorStore;

@@ -4,7 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema this build writes. Bump it with a new entry in `MIGRATIONS`.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -23,6 +23,12 @@ const MIGRATIONS: &[&str] = &[
         metadata TEXT NOT NULL
     );
     CREATE INDEX vectors_by_ref_doc ON vectors (ref_doc_id);",
+    // 1 → 2: embeddings by content (a hash of the model key and the text), so
+    // unchanged text is never embedded twice, whatever node carries it.
+    "CREATE TABLE embedding_cache (
+        key BLOB PRIMARY KEY,
+        embedding BLOB NOT NULL
+    ) WITHOUT ROWID;",
 ];
 
 /// Brings the file at `conn` to [`SCHEMA_VERSION`]. The caller holds no
