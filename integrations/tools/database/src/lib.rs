@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 const PROVIDER: &str = "sqlite";
 
@@ -27,10 +28,37 @@ pub const DESCRIBE_TABLES_DESCRIPTION: &str = "describe_tables(tables: Optional[
 /// Description of `list_tables`.
 pub const LIST_TABLES_DESCRIPTION: &str = "list_tables() -> List[str]\nReturns a list of available tables in the database.\nTo retrieve details about the columns of specific tables, use\nthe describe_tables endpoint.";
 
+/// What one call may cost. A model can write a query that never ends (a
+/// recursive `WITH`), returns millions of rows or builds a gigabyte blob;
+/// these bound each, and the tool stays usable after any of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatabaseLimits {
+    /// A statement still running after this is stopped (SQLite's progress
+    /// handler), with an error saying so. Default 10 s.
+    pub statement_timeout: Duration,
+    /// Rows one query may return; more is an error asking for a narrower
+    /// query (`LIMIT`, `WHERE`). Default 1,000.
+    pub max_rows: usize,
+    /// The longest string or blob a statement may make, in bytes (SQLite's
+    /// `SQLITE_LIMIT_LENGTH`, on this connection only). Default 1,000,000.
+    pub max_value_bytes: i32,
+}
+
+impl Default for DatabaseLimits {
+    fn default() -> Self {
+        Self {
+            statement_timeout: Duration::from_secs(10),
+            max_rows: 1000,
+            max_value_bytes: 1_000_000,
+        }
+    }
+}
+
 struct Inner {
     path: PathBuf,
     conn: Mutex<Connection>,
     read_only: bool,
+    limits: DatabaseLimits,
 }
 
 /// Tools over one SQLite database: `load_data`, `describe_tables`, `list_tables`.
@@ -66,7 +94,7 @@ impl DatabaseToolSpec {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| sql_error("opening the database read-only", &path, e))?;
-        Ok(Self::from_parts(path, conn, true))
+        Self::from_parts(path, conn, true)
     }
 
     /// Opens (or creates) `path` read-write and lets `load_data` run any
@@ -75,17 +103,44 @@ impl DatabaseToolSpec {
         let path = path.as_ref().to_path_buf();
         let conn =
             Connection::open(&path).map_err(|e| sql_error("opening the database", &path, e))?;
-        Ok(Self::from_parts(path, conn, false))
+        Self::from_parts(path, conn, false)
     }
 
-    fn from_parts(path: PathBuf, conn: Connection, read_only: bool) -> Self {
-        Self {
+    fn from_parts(path: PathBuf, conn: Connection, read_only: bool) -> Result<Self> {
+        let limits = DatabaseLimits::default();
+        apply_limits(&path, &conn, &limits)?;
+        Ok(Self {
             inner: Arc::new(Inner {
                 path,
                 conn: Mutex::new(conn),
                 read_only,
+                limits,
             }),
-        }
+        })
+    }
+
+    /// The same database with other [`DatabaseLimits`].
+    pub fn with_limits(self, limits: DatabaseLimits) -> Result<Self> {
+        let inner = Arc::try_unwrap(self.inner).map_err(|_| {
+            Error::InvalidInput("set the limits before the tool spec is cloned or shared".into())
+        })?;
+        let conn = inner.conn.into_inner().map_err(|_| {
+            Error::InvalidInput("the database connection was poisoned by a panic".into())
+        })?;
+        apply_limits(&inner.path, &conn, &limits)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                path: inner.path,
+                conn: Mutex::new(conn),
+                read_only: inner.read_only,
+                limits,
+            }),
+        })
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &DatabaseLimits {
+        &self.inner.limits
     }
 
     /// Whether only read-only `SELECT` statements are accepted.
@@ -190,7 +245,34 @@ fn strip_leading_comments(mut sql: &str) -> &str {
     }
 }
 
+fn apply_limits(path: &Path, conn: &Connection, limits: &DatabaseLimits) -> Result<()> {
+    conn.set_limit(
+        rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
+        limits.max_value_bytes.max(1),
+    )
+    .map_err(|e| sql_error("setting the value size limit", path, e))?;
+    Ok(())
+}
+
+/// Runs `query` with the statement time limit in force, and lifts it after.
 fn run_query(inner: &Inner, conn: &Connection, query: &str) -> Result<Vec<Document>> {
+    let deadline = Instant::now() + inner.limits.statement_timeout;
+    // Checked every 1,000 virtual-machine steps: microseconds apart.
+    conn.progress_handler(1000, Some(move || Instant::now() > deadline));
+    let out = run_query_unbounded(inner, conn, query);
+    conn.progress_handler(0, None::<fn() -> bool>);
+    out.map_err(|e| match e {
+        Error::Provider { ref message, .. } if message.contains("interrupted") => {
+            Error::InvalidInput(format!(
+                "the query ran longer than {:?} and was stopped; make it cheaper (LIMIT, WHERE, no unbounded recursion)",
+                inner.limits.statement_timeout
+            ))
+        }
+        other => other,
+    })
+}
+
+fn run_query_unbounded(inner: &Inner, conn: &Connection, query: &str) -> Result<Vec<Document>> {
     if inner.read_only {
         let head = strip_leading_comments(query);
         let keyword: String = head
@@ -222,6 +304,12 @@ fn run_query(inner: &Inner, conn: &Connection, query: &str) -> Result<Vec<Docume
     let mut rows = stmt.query([]).map_err(err)?;
     let mut docs = Vec::new();
     while let Some(row) = rows.next().map_err(err)? {
+        if docs.len() == inner.limits.max_rows {
+            return Err(Error::InvalidInput(format!(
+                "the query returned more than {} rows; narrow it (LIMIT, WHERE, an aggregate)",
+                inner.limits.max_rows
+            )));
+        }
         let mut parts = Vec::with_capacity(columns.len());
         for (i, col) in columns.iter().enumerate() {
             let value = row.get_ref(i).map_err(err)?;

@@ -134,3 +134,71 @@ async fn writable_allows_writes() {
         1
     );
 }
+
+fn limited(
+    path: &std::path::Path,
+    limits: ragloom_tools_database::DatabaseLimits,
+) -> DatabaseToolSpec {
+    DatabaseToolSpec::open(path)
+        .unwrap()
+        .with_limits(limits)
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_query_that_never_ends_is_stopped_and_the_tool_stays_usable() {
+    let (_dir, path) = fixture();
+    let spec = limited(
+        &path,
+        ragloom_tools_database::DatabaseLimits {
+            statement_timeout: std::time::Duration::from_millis(300),
+            ..Default::default()
+        },
+    );
+    let tools = spec.to_tool_list();
+    let started = std::time::Instant::now();
+    let out = tools[0]
+        .call(json!({"query": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"}))
+        .await
+        .unwrap();
+    assert!(out.is_error, "{}", out.content);
+    assert!(out.content.contains("was stopped"), "{}", out.content);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // The next call runs normally: the limit was lifted, the connection not left locked.
+    let ok = tools[0]
+        .call(json!({"query": "SELECT name FROM customers WHERE id = 1"}))
+        .await
+        .unwrap();
+    assert_eq!(ok.content, "name: Ada");
+}
+
+#[tokio::test]
+async fn a_huge_value_and_too_many_rows_are_refused() {
+    let (_dir, path) = fixture();
+    let spec = limited(
+        &path,
+        ragloom_tools_database::DatabaseLimits {
+            max_rows: 10,
+            ..Default::default()
+        },
+    );
+    let err = spec
+        .load_data("SELECT randomblob(1000000000)")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("too big"), "{err}");
+    let err = spec
+        .load_data("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 50) SELECT x FROM c")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("more than 10 rows"), "{err}");
+    let five = spec
+        .load_data("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5) SELECT x FROM c")
+        .await
+        .unwrap();
+    assert_eq!(five.len(), 5);
+    assert_eq!(
+        DatabaseToolSpec::open(&path).unwrap().limits().max_rows,
+        1000
+    );
+}
