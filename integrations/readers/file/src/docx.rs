@@ -1,7 +1,7 @@
 //! `DocxReader`: a Word file's text as one document, extracted as LlamaIndex
 //! does it (docx2txt): headers, then the body, then footers.
 
-use crate::util::{file_name, merged, read_bytes, run_guarded};
+use crate::util::{file_name, merged, read_bytes, read_zip_entry, run_guarded};
 use async_trait::async_trait;
 use quick_xml::events::Event;
 use quick_xml::name::ResolveResult;
@@ -10,7 +10,7 @@ use ragloom_core::readers::FileReader;
 use ragloom_core::{Document, Error, Metadata, Result, py_strip};
 use regex::Regex;
 use serde_json::Value;
-use std::io::{Cursor, Read};
+use std::io::Cursor;
 use std::path::Path;
 use std::sync::LazyLock;
 
@@ -28,22 +28,44 @@ const W_NS: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main
 /// A file that is not a ZIP archive (a legacy `.doc`, a password-protected
 /// document, a truncated download) or has no `word/document.xml` is an
 /// [`Error::CorruptFile`] naming the file.
-#[derive(Debug, Clone, Default)]
-pub struct DocxReader;
+///
+/// At most [`DEFAULT_MAX_UNZIPPED_BYTES`](crate::DEFAULT_MAX_UNZIPPED_BYTES)
+/// are decompressed from one file (counted as read, not as declared); a file
+/// that unpacks to more is an error naming it, so a decompression bomb in an
+/// ingested folder is one skipped file, not a process out of memory.
+#[derive(Debug, Clone)]
+pub struct DocxReader {
+    max_unzipped_bytes: u64,
+}
+
+impl Default for DocxReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl DocxReader {
     /// A DOCX reader.
     pub fn new() -> Self {
-        Self
+        Self {
+            max_unzipped_bytes: crate::DEFAULT_MAX_UNZIPPED_BYTES,
+        }
+    }
+
+    /// The most bytes decompressed from one file.
+    pub fn with_max_unzipped_bytes(mut self, bytes: u64) -> Self {
+        self.max_unzipped_bytes = bytes;
+        self
     }
 }
 
 #[async_trait]
 impl FileReader for DocxReader {
     async fn load_file(&self, path: &Path, extra_info: Metadata) -> Result<Vec<Document>> {
+        let limit = self.max_unzipped_bytes;
         run_guarded(path, move |path| {
             let bytes = read_bytes(path)?;
-            let text = docx_text(path, &bytes)?;
+            let text = docx_text(path, &bytes, limit)?;
             let mut meta = Metadata::new();
             meta.insert("file_name".into(), Value::String(file_name(path)));
             Ok(vec![
@@ -60,7 +82,7 @@ static FOOTER: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^word/footer[0-9]*.xml").ok());
 
 /// docx2txt's `process` on the bytes of a `.docx`.
-pub(crate) fn docx_text(path: &Path, bytes: &[u8]) -> Result<String> {
+pub(crate) fn docx_text(path: &Path, bytes: &[u8], max_unzipped_bytes: u64) -> Result<String> {
     if bytes.starts_with(&[0xD0, 0xCF, 0x11, 0xE0]) {
         return Err(Error::corrupt(
             path,
@@ -83,23 +105,28 @@ pub(crate) fn docx_text(path: &Path, bytes: &[u8]) -> Result<String> {
     parts.push("word/document.xml".to_string());
     parts.extend(matching(&FOOTER));
 
+    let mut budget = max_unzipped_bytes;
     let mut text = String::new();
     for part in parts {
-        let xml = read_part(path, &mut zip, &part)?;
+        let xml = read_part(path, &mut zip, &part, &mut budget)?;
         word_xml_text(&xml, &mut text)
             .map_err(|e| Error::corrupt(path, format!("{part} is not well-formed XML: {e}")))?;
     }
     Ok(py_strip(&text).to_string())
 }
 
-fn read_part(path: &Path, zip: &mut zip::ZipArchive<Cursor<&[u8]>>, part: &str) -> Result<String> {
-    let mut entry = zip
-        .by_name(part)
-        .map_err(|e| Error::corrupt(path, format!("cannot open {part} in the archive: {e}")))?;
-    let mut bytes = Vec::new();
-    entry
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::corrupt(path, format!("cannot read {part}: {e}")))?;
+fn read_part(
+    path: &Path,
+    zip: &mut zip::ZipArchive<Cursor<&[u8]>>,
+    part: &str,
+    budget: &mut u64,
+) -> Result<String> {
+    let bytes = read_zip_entry(path, zip, part, budget)?.ok_or_else(|| {
+        Error::corrupt(
+            path,
+            format!("cannot open {part} in the archive: not found"),
+        )
+    })?;
     String::from_utf8(bytes).map_err(|_| Error::corrupt(path, format!("{part} is not UTF-8")))
 }
 

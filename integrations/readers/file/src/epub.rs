@@ -2,7 +2,7 @@
 //! manifest order turned into text, as LlamaIndex's `EpubReader` reads it.
 
 use crate::html::html_to_text;
-use crate::util::{read_bytes, run_guarded};
+use crate::util::{read_bytes, read_zip_entry, run_guarded};
 use async_trait::async_trait;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
@@ -10,7 +10,7 @@ use quick_xml::reader::Reader as XmlReader;
 use ragloom_core::readers::FileReader;
 use ragloom_core::{Document, Error, Metadata, Result};
 use std::collections::HashSet;
-use std::io::{Cursor, Read};
+use std::io::Cursor;
 use std::path::Path;
 
 /// Reads an `.epub` file (LlamaIndex `EpubReader`) into one document with
@@ -24,22 +24,44 @@ use std::path::Path;
 /// A file that is not a ZIP archive, has no readable package document, or
 /// whose chapters are encrypted (DRM, listed in `META-INF/encryption.xml`)
 /// is an [`Error::CorruptFile`] naming the file.
-#[derive(Debug, Clone, Default)]
-pub struct EpubReader;
+///
+/// At most [`DEFAULT_MAX_UNZIPPED_BYTES`](crate::DEFAULT_MAX_UNZIPPED_BYTES)
+/// are decompressed from one file (counted as read, not as declared); a file
+/// that unpacks to more is an error naming it, so a decompression bomb in an
+/// ingested folder is one skipped file, not a process out of memory.
+#[derive(Debug, Clone)]
+pub struct EpubReader {
+    max_unzipped_bytes: u64,
+}
+
+impl Default for EpubReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl EpubReader {
     /// An EPUB reader.
     pub fn new() -> Self {
-        Self
+        Self {
+            max_unzipped_bytes: crate::DEFAULT_MAX_UNZIPPED_BYTES,
+        }
+    }
+
+    /// The most bytes decompressed from one file.
+    pub fn with_max_unzipped_bytes(mut self, bytes: u64) -> Self {
+        self.max_unzipped_bytes = bytes;
+        self
     }
 }
 
 #[async_trait]
 impl FileReader for EpubReader {
     async fn load_file(&self, path: &Path, extra_info: Metadata) -> Result<Vec<Document>> {
+        let limit = self.max_unzipped_bytes;
         run_guarded(path, move |path| {
             let bytes = read_bytes(path)?;
-            let text = epub_text(path, &bytes)?;
+            let text = epub_text(path, &bytes, limit)?;
             Ok(vec![Document::document(text).with_metadata_map(extra_info)])
         })
         .await
@@ -48,19 +70,16 @@ impl FileReader for EpubReader {
 
 type Zip<'a> = zip::ZipArchive<Cursor<&'a [u8]>>;
 
-fn read_entry(path: &Path, zip: &mut Zip<'_>, name: &str) -> Result<Option<String>> {
-    let mut entry = match zip.by_name(name) {
-        Ok(entry) => entry,
-        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-        Err(e) => return Err(Error::corrupt(path, format!("cannot open {name}: {e}"))),
-    };
-    let mut bytes = Vec::new();
-    entry
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::corrupt(path, format!("cannot read {name}: {e}")))?;
+fn read_entry(
+    path: &Path,
+    zip: &mut Zip<'_>,
+    name: &str,
+    budget: &mut u64,
+) -> Result<Option<String>> {
     // Chapters are UTF-8 (ebooklib decodes them so too); a stray byte is
     // replaced rather than failing the whole book.
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(read_zip_entry(path, zip, name, budget)?
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
 /// The value of attribute `key` (by local name) of an XML start tag.
@@ -137,20 +156,22 @@ fn resolve(base_dir: &str, href: &str) -> String {
     parts.join("/")
 }
 
-pub(crate) fn epub_text(path: &Path, bytes: &[u8]) -> Result<String> {
+pub(crate) fn epub_text(path: &Path, bytes: &[u8], max_unzipped_bytes: u64) -> Result<String> {
+    let mut budget = max_unzipped_bytes;
+    let budget = &mut budget;
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|e| Error::corrupt(path, format!("not an EPUB (ZIP) archive: {e}")))?;
     let bad_xml = |what: &str, e: quick_xml::Error| {
         Error::corrupt(path, format!("{what} is not well-formed XML: {e}"))
     };
-    let container = read_entry(path, &mut zip, "META-INF/container.xml")?
+    let container = read_entry(path, &mut zip, "META-INF/container.xml", budget)?
         .ok_or_else(|| Error::corrupt(path, "not an EPUB: META-INF/container.xml is missing"))?;
     let opf_path = tags(&container, "rootfile", |e| attr(e, "full-path"))
         .map_err(|e| bad_xml("META-INF/container.xml", e))?
         .into_iter()
         .next()
         .ok_or_else(|| Error::corrupt(path, "META-INF/container.xml names no package document"))?;
-    let opf = read_entry(path, &mut zip, &opf_path)?.ok_or_else(|| {
+    let opf = read_entry(path, &mut zip, &opf_path, budget)?.ok_or_else(|| {
         Error::corrupt(path, format!("the package document {opf_path} is missing"))
     })?;
     let base_dir = opf_path.rsplit_once('/').map_or("", |(dir, _)| dir);
@@ -165,7 +186,7 @@ pub(crate) fn epub_text(path: &Path, bytes: &[u8]) -> Result<String> {
     .map(|href| resolve(base_dir, &href))
     .collect();
 
-    if let Some(encryption) = read_entry(path, &mut zip, "META-INF/encryption.xml")? {
+    if let Some(encryption) = read_entry(path, &mut zip, "META-INF/encryption.xml", budget)? {
         let encrypted: HashSet<String> = tags(&encryption, "CipherReference", |e| attr(e, "URI"))
             .map_err(|e| bad_xml("META-INF/encryption.xml", e))?
             .into_iter()
@@ -182,7 +203,7 @@ pub(crate) fn epub_text(path: &Path, bytes: &[u8]) -> Result<String> {
     let mut texts = Vec::with_capacity(documents.len());
     for doc in &documents {
         // A manifest item missing from the archive is skipped, not fatal.
-        if let Some(xhtml) = read_entry(path, &mut zip, doc)? {
+        if let Some(xhtml) = read_entry(path, &mut zip, doc, budget)? {
             texts.push(html_to_text(&xhtml).1);
         }
     }

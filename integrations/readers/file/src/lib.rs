@@ -43,6 +43,7 @@ pub use json::JSONReader;
 pub use markdown::MarkdownReader;
 pub use pdf::PDFReader;
 pub use tabular::{CSVReader, PandasCSVReader};
+pub use util::DEFAULT_MAX_UNZIPPED_BYTES;
 
 use ragloom_core::readers::{FileReader, SimpleDirectoryReader};
 use std::sync::Arc;

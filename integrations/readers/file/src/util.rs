@@ -84,6 +84,45 @@ pub(crate) fn merged(mut first: Metadata, extra_info: &Metadata) -> Metadata {
     first
 }
 
+/// The most bytes a reader decompresses from one archive (DOCX, EPUB) by
+/// default: far above any real document, far below what a decompression bomb
+/// would take. `with_max_unzipped_bytes` on the reader changes it.
+pub const DEFAULT_MAX_UNZIPPED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads the entry `name` of `zip`, counting what is actually decompressed
+/// (never the size the archive declares) against `budget`, the bytes the
+/// archive may still unpack; `Ok(None)` when there is no such entry.
+pub(crate) fn read_zip_entry<R: std::io::Read + std::io::Seek>(
+    path: &Path,
+    zip: &mut zip::ZipArchive<R>,
+    name: &str,
+    budget: &mut u64,
+) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let entry = match zip.by_name(name) {
+        Ok(entry) => entry,
+        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+        Err(e) => return Err(Error::corrupt(path, format!("cannot open {name}: {e}"))),
+    };
+    let mut bytes = Vec::new();
+    entry
+        .take(budget.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::corrupt(path, format!("cannot read {name}: {e}")))?;
+    let read = bytes.len() as u64;
+    if read > *budget {
+        return Err(Error::corrupt(
+            path,
+            format!(
+                "{name} decompresses past the reader's limit of unpacked bytes per archive \
+                 (a decompression bomb?); skipped"
+            ),
+        ));
+    }
+    *budget -= read;
+    Ok(Some(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
