@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const CHILD_ENV: &str = "RAGLOOM_KILL_TEST_DB";
 const INDEX_ID: &str = "kill-test";
@@ -162,31 +162,39 @@ async fn killed_writers_leave_the_last_commit() {
             ])
             .env(CHILD_ENV, &path)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        // A pseudo-random moment, 30 to 600 ms in: before, during and between commits.
+        let stdout = child.stdout.take().unwrap();
+        let (lines, from_child) = std::sync::mpsc::channel::<u64>();
+        let reader = std::thread::spawn(move || {
+            let mut max = None;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(v) = line
+                    .strip_prefix("committed ")
+                    .and_then(|v| v.parse::<u64>().ok())
+                {
+                    max = Some(v);
+                    let _ = lines.send(v);
+                }
+            }
+            max
+        });
+        // Every third round lets the writer commit once first (a slow machine
+        // may take longer than the window to start); then a pseudo-random
+        // moment 0 to 600 ms on: before, during and between commits.
+        if round % 3 == 2 {
+            from_child
+                .recv_timeout(Duration::from_secs(120))
+                .expect("the writer committed nothing in two minutes");
+        }
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let wait = Duration::from_millis(30 + seed % 570);
-        let started = Instant::now();
-        let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                .filter_map(|l| {
-                    l.strip_prefix("committed ")
-                        .and_then(|v| v.parse::<u64>().ok())
-                })
-                .max()
-        });
-        std::thread::sleep(wait.saturating_sub(started.elapsed()));
+        std::thread::sleep(Duration::from_millis(seed % 600));
         child.kill().unwrap();
         child.wait().unwrap();
-        let printed = reader.join().unwrap();
-        if let Some(v) = printed {
+        if let Some(v) = reader.join().unwrap() {
             last_committed = last_committed.max(v);
         }
         let store = SqliteStore::open(&path).unwrap();
