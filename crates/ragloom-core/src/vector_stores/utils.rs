@@ -81,8 +81,9 @@ pub fn node_to_metadata_dict(
 }
 
 /// [`node_to_metadata_dict`] without `_node_content` (what LlamaIndex's
-/// `SimpleVectorStore` keeps: it pops that key), skipping the serialisation.
-pub(crate) fn metadata_dict_without_content(node: &Node) -> Metadata {
+/// `SimpleVectorStore` keeps: it pops that key), skipping the serialisation:
+/// the metadata a vector store's filters see, the source document's ids included.
+pub fn metadata_dict_without_content(node: &Node) -> Metadata {
     let mut metadata = node.metadata.clone();
     // Python inserts the key and pops it again, so a user key of that name goes too.
     metadata.shift_remove(NODE_CONTENT_KEY);

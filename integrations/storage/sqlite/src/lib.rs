@@ -110,6 +110,7 @@ impl SqliteStore {
     }
 
     fn vectors(&self, scope: Scope) -> SqliteVectorStore {
+        // A transaction's stores cache its own state apart from the last commit's.
         let cache = match scope {
             Scope::Committed => Arc::clone(&self.vector_cache),
             Scope::Tx(_) => Arc::default(),

@@ -5,6 +5,7 @@ use crate::db::{Db, Scope};
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::schema::{Metadata, Node, NodeRelationship, RelatedNodeInfo};
+use ragloom_core::vector_stores::utils::metadata_dict_without_content;
 use ragloom_core::vector_stores::{
     MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQuery, VectorStoreQueryResult,
     check_embeddings, matches,
@@ -20,11 +21,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub struct SqliteVectorStore {
     pub(crate) db: Arc<Db>,
     pub(crate) scope: Scope,
-    /// The last commit's vectors in memory, with the generation they were read at.
     pub(crate) cache: VectorCache,
 }
 
-/// The last commit's vectors in memory, with the generation they were read at.
+/// The vectors in memory, with the generation they were read at.
 pub(crate) type VectorCache = Arc<Mutex<Option<(i64, Arc<SimpleVectorStore>)>>>;
 
 const GENERATION_KEY: &str = "vectors_generation";
@@ -71,15 +71,17 @@ impl SqliteVectorStore {
         check_embeddings(nodes, stored)
     }
 
-    /// Every stored vector, as nodes carrying only what a query needs.
-    fn load(&self, conn: &Connection) -> Result<Vec<Node>> {
+    /// Every stored vector, as nodes carrying only what a query needs
+    /// (without their embeddings when `embeddings` is false).
+    fn load(&self, conn: &Connection, embeddings: bool) -> Result<Vec<Node>> {
         let mut stmt = conn
             .prepare_cached(
-                "SELECT node_id, ref_doc_id, embedding, metadata FROM vectors ORDER BY rowid",
+                "SELECT node_id, ref_doc_id, CASE WHEN ?1 THEN embedding ELSE X'' END, metadata
+                 FROM vectors ORDER BY rowid",
             )
             .map_err(|e| self.db.err("reading vectors", e))?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map(params![embeddings], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, Option<String>>(1)?,
@@ -95,10 +97,10 @@ impl SqliteVectorStore {
             let metadata: Metadata = serde_json::from_str(&metadata).map_err(|e| {
                 Error::corrupt(&self.db.path, format!("vector `{id}` metadata: {e}"))
             })?;
-            let mut node = Node::text_node("")
-                .with_id(id)
-                .with_metadata_map(metadata)
-                .with_embedding(from_blob(&blob));
+            let mut node = Node::text_node("").with_id(id).with_metadata_map(metadata);
+            if embeddings {
+                node = node.with_embedding(from_blob(&blob));
+            }
             if let Some(doc) = ref_doc_id {
                 node = node.with_relationship(NodeRelationship::Source, RelatedNodeInfo::new(doc));
             }
@@ -107,19 +109,10 @@ impl SqliteVectorStore {
         Ok(nodes)
     }
 
-    async fn build(nodes: Vec<Node>) -> Result<Arc<SimpleVectorStore>> {
-        let store = SimpleVectorStore::new();
-        store.add(&nodes).await?;
-        Ok(Arc::new(store))
-    }
-
-    /// The vector store a query runs on: the cached last commit, reloaded
-    /// when a commit changed the vectors, or the open transaction's state.
+    /// The vector store a query runs on, for the state this store sees: built
+    /// once and rebuilt only when a write bumped the generation (inside an open
+    /// transaction its own writes bump it too, in its own cache).
     async fn engine(&self) -> Result<Arc<SimpleVectorStore>> {
-        if let Scope::Tx(_) = &self.scope {
-            let nodes = self.db.read(&self.scope, |c| self.load(c))?;
-            return Self::build(nodes).await;
-        }
         let cached = |now: i64| {
             let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
             cache
@@ -128,42 +121,34 @@ impl SqliteVectorStore {
                 .map(|(_, s)| Arc::clone(s))
         };
         // The generation and the rows are read in one snapshot, so they agree.
-        let (now, nodes) = self.db.read(&self.scope, |c| {
+        let (now, rows) = self.db.read(&self.scope, |c| {
             let now = generation(c).map_err(|e| self.db.err("reading", e))?;
-            if cached(now).is_some() {
-                return Ok((now, None));
+            match cached(now) {
+                Some(store) => Ok((now, Err(store))),
+                None => Ok((now, Ok(self.load(c, true)?))),
             }
-            Ok((now, Some(self.load(c)?)))
         })?;
-        let Some(nodes) = nodes else {
-            if let Some(store) = cached(now) {
-                return Ok(store);
-            }
-            return Box::pin(self.engine()).await;
+        let nodes = match rows {
+            Ok(nodes) => nodes,
+            Err(store) => return Ok(store),
         };
-        let store = Self::build(nodes).await?;
+        let store = SimpleVectorStore::new();
+        store.add(&nodes).await?;
+        let store = Arc::new(store);
         *self.cache.lock().unwrap_or_else(PoisonError::into_inner) =
             Some((now, Arc::clone(&store)));
         Ok(store)
     }
 
-    /// Ids of the stored vectors whose metadata matches `filters`.
+    /// Ids of the stored vectors that match `filters`, judged on the same
+    /// metadata a query filters on (the source document's ids included).
     fn matching_ids(&self, conn: &Connection, filters: &MetadataFilters) -> Result<Vec<String>> {
-        let mut stmt = conn
-            .prepare_cached("SELECT node_id, metadata FROM vectors")
-            .map_err(|e| self.db.err("reading vectors", e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-            .map_err(|e| self.db.err("reading vectors", e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, metadata) = row.map_err(|e| self.db.err("reading vectors", e))?;
-            let metadata: Metadata = serde_json::from_str(&metadata)?;
-            if matches(filters, &metadata) {
-                out.push(id);
-            }
-        }
-        Ok(out)
+        Ok(self
+            .load(conn, false)?
+            .into_iter()
+            .filter(|n| matches(filters, &metadata_dict_without_content(n)))
+            .map(|n| n.id_)
+            .collect())
     }
 }
 

@@ -346,3 +346,34 @@ async fn a_refresh_in_a_transaction_lands_whole_or_not_at_all() {
     assert!(texts.iter().any(|t| t.contains("waistcoat")));
     assert!(!texts.iter().any(|t| t.contains("is late")));
 }
+
+#[tokio::test]
+async fn delete_nodes_by_filter_matches_what_the_in_memory_store_deletes() {
+    use ragloom_core::SimpleVectorStore;
+    use ragloom_core::vector_stores::{FilterOperator, MetadataFilter, MetadataFilters};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("i.sqlite")).unwrap();
+    let embed = HashEmbedding::new(16);
+    let mut nodes = nodes_of(&sample_docs()).await;
+    for n in &mut nodes {
+        n.embedding = Some(embed.embed_query(&n.text).await.unwrap());
+    }
+    let sqlite = store.vector_store();
+    let memory = SimpleVectorStore::new();
+    // `doc_id` is one of the keys a vector store adds to a node's metadata.
+    let filters =
+        MetadataFilters::and([MetadataFilter::new("doc_id", "b.txt", FilterOperator::Eq)]);
+    for vs in [&*sqlite as &dyn VectorStore, &memory as &dyn VectorStore] {
+        vs.add(&nodes).await.unwrap();
+        vs.delete_nodes(&[], Some(&filters)).await.unwrap();
+    }
+    let ids = |r: ragloom_core::vector_stores::VectorStoreQueryResult| {
+        let mut ids = r.ids;
+        ids.sort();
+        ids
+    };
+    let query = VectorStoreQuery::new(embed.embed_query("rabbit").await.unwrap(), 100);
+    let left = ids(sqlite.query(&query).await.unwrap());
+    assert_eq!(left, ids(memory.query(&query).await.unwrap()));
+    assert!(left.len() < nodes.len());
+}
