@@ -18,7 +18,8 @@ use std::sync::Arc;
 /// The key is SHA-256 of `model_key` and the text, so the cache never holds
 /// text itself and a different model (or settings: put them in `model_key`)
 /// never reads another's vectors. Each batch of new vectors is committed on
-/// its own before the next is asked for, so call it outside an open
+/// its own as it is embedded (callers batch with `embed_in_batches`, as
+/// the index does), so call it outside an open
 /// transaction of the store: embed first, then write the index in one
 /// transaction. Inside one, the cache is only read.
 #[derive(Debug)]
@@ -108,20 +109,18 @@ impl Embedding for CachedEmbedding {
         self.inner.embed_query(query).await
     }
 
+    /// One batch, as `embed_in_batches` hands it over: the texts not cached
+    /// yet (each once) go to the model in one call, and their vectors are
+    /// committed before returning, so every finished batch of a long run is kept.
     async fn embed_texts(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let keys: Vec<Vec<u8>> = texts.iter().map(|t| self.key(t)).collect();
         let mut found = self.lookup(&keys)?;
-        // Each distinct missing text once, in batches of the model's size.
-        let mut missing: Vec<usize> = Vec::new();
         let mut first_of: HashMap<&Vec<u8>, usize> = HashMap::new();
-        for (i, slot) in found.iter().enumerate() {
-            if slot.is_none() && first_of.insert(&keys[i], i).is_none() {
-                missing.push(i);
-            }
-        }
-        let mut fresh: HashMap<&Vec<u8>, Vec<f32>> = HashMap::new();
-        for chunk in missing.chunks(self.inner.embed_batch_size().max(1)) {
-            let batch: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
+        let missing: Vec<usize> = (0..texts.len())
+            .filter(|&i| found[i].is_none() && first_of.insert(&keys[i], i).is_none())
+            .collect();
+        if !missing.is_empty() {
+            let batch: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
             let vectors = self.inner.embed_texts(&batch).await?;
             if vectors.len() != batch.len() {
                 return Err(Error::InvalidInput(format!(
@@ -131,15 +130,13 @@ impl Embedding for CachedEmbedding {
                     batch.len()
                 )));
             }
-            let batch_keys: Vec<&Vec<u8>> = chunk.iter().map(|&i| &keys[i]).collect();
+            let batch_keys: Vec<&Vec<u8>> = missing.iter().map(|&i| &keys[i]).collect();
             self.save(&batch_keys, &vectors)?;
-            for (k, v) in batch_keys.into_iter().zip(vectors) {
-                fresh.insert(k, v);
-            }
-        }
-        for (i, slot) in found.iter_mut().enumerate() {
-            if slot.is_none() {
-                *slot = fresh.get(&keys[i]).cloned();
+            let fresh: HashMap<&Vec<u8>, Vec<f32>> = batch_keys.into_iter().zip(vectors).collect();
+            for (slot, key) in found.iter_mut().zip(&keys) {
+                if slot.is_none() {
+                    *slot = fresh.get(key).cloned();
+                }
             }
         }
         found

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use async_trait::async_trait;
-use ragloom_core::embeddings::{Embedding, HashEmbedding};
+use ragloom_core::embeddings::{Embedding, HashEmbedding, embed_in_batches};
 use ragloom_core::error::{Error, Result};
 use ragloom_storage_sqlite::{CachedEmbedding, SCHEMA_VERSION, SqliteStore};
 use std::sync::{Arc, Mutex};
@@ -97,18 +97,14 @@ async fn batches_embedded_before_a_failure_are_kept() {
     let input = texts(&["one", "two", "three", "four"]);
     // Batches of two: the second call fails, as a server that dies mid-run.
     let failing = Counting::new(2);
-    let err = CachedEmbedding::new(failing, store, "m")
-        .embed_texts(&input)
-        .await
-        .unwrap_err();
+    let cached = CachedEmbedding::new(failing, store, "m");
+    let err = embed_in_batches(&cached, &input, false).await.unwrap_err();
     assert!(err.to_string().contains("went away"));
 
     let resumed = Counting::new(usize::MAX);
     let store = SqliteStore::open(&path).unwrap();
-    CachedEmbedding::new(resumed.clone(), store, "m")
-        .embed_texts(&input)
-        .await
-        .unwrap();
+    let cached = CachedEmbedding::new(resumed.clone(), store, "m");
+    embed_in_batches(&cached, &input, false).await.unwrap();
     assert_eq!(resumed.seen(), texts(&["three", "four"]));
 }
 
