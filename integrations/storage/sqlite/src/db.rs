@@ -38,7 +38,7 @@ pub(crate) enum Scope {
 pub(crate) struct TxState {
     pub(crate) ended: AtomicBool,
     /// This process's turn to write; released when the transaction ends.
-    pub(crate) _permit: Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
+    pub(crate) permit: Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
 }
 
 #[derive(Debug)]

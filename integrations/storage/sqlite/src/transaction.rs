@@ -21,7 +21,7 @@ impl TransactionalStore for SqliteStore {
         self.db.in_tx.store(true, Ordering::SeqCst);
         let state = Arc::new(TxState {
             ended: AtomicBool::new(false),
-            _permit: Mutex::new(Some(permit)),
+            permit: Mutex::new(Some(permit)),
         });
         let context = self.context_for(Scope::Tx(Arc::clone(&state)));
         Ok(Box::new(SqliteTransaction {
@@ -49,7 +49,7 @@ impl SqliteTransaction {
         self.db.in_tx.store(false, Ordering::SeqCst);
         // Let the next transaction of this process start.
         self.state
-            ._permit
+            .permit
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();

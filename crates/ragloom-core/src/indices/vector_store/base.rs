@@ -405,7 +405,13 @@ impl VectorStoreIndex {
     /// records its hash, so a document whose nodes were not all written is
     /// not taken for up to date.
     pub async fn insert(&self, document: Node) -> Result<()> {
-        let (doc_id, hash) = (document.id_.clone(), document.hash());
+        let hash = document.hash();
+        self.insert_hashed(document, hash).await
+    }
+
+    /// [`insert`](Self::insert) for a document whose hash is already known.
+    async fn insert_hashed(&self, document: Node, hash: String) -> Result<()> {
+        let doc_id = document.id_.clone();
         let nodes = run_transformations(vec![document], &self.transformations).await?;
         self.insert_nodes(nodes).await?;
         self.storage_context
@@ -417,8 +423,13 @@ impl VectorStoreIndex {
     /// Replaces a document's nodes with those of its new version (LlamaIndex
     /// `update_ref_doc`): its old nodes are deleted, then it is inserted.
     pub async fn update_ref_doc(&self, document: Node) -> Result<()> {
+        let hash = document.hash();
+        self.update_hashed(document, hash).await
+    }
+
+    async fn update_hashed(&self, document: Node, hash: String) -> Result<()> {
         self.delete_ref_doc(&document.id_, true).await?;
-        self.insert(document).await
+        self.insert_hashed(document, hash).await
     }
 
     /// Brings the index up to date with `documents` (LlamaIndex
@@ -437,13 +448,15 @@ impl VectorStoreIndex {
                 .docstore
                 .get_document_hash(&document.id_)
                 .await?;
+            // Hashed once: a large document's text is not hashed again to insert it.
+            let hash = document.hash();
             let written = match existing {
                 None => {
-                    self.insert(document.clone()).await?;
+                    self.insert_hashed(document.clone(), hash).await?;
                     true
                 }
-                Some(hash) if hash != document.hash() => {
-                    self.update_ref_doc(document.clone()).await?;
+                Some(stored) if stored != hash => {
+                    self.update_hashed(document.clone(), hash).await?;
                     true
                 }
                 Some(_) => false,
