@@ -236,23 +236,6 @@ impl SimpleKVStore {
         self.inner.write().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `f` on `collection` under a read lock, creating the collection
-    /// first (under a short write lock) when it is missing, as Python does.
-    pub(crate) fn with_collection<R>(
-        &self,
-        collection: &str,
-        f: impl FnOnce(&KvCollection) -> R,
-    ) -> R {
-        {
-            let guard = self.lock_read();
-            if let Some(c) = guard.data.get(collection) {
-                return f(c);
-            }
-        }
-        let mut guard = self.lock_write();
-        f(guard.collection_mut(collection))
-    }
-
     /// Stores `val` under `key` in `collection`, replacing what was there.
     pub fn put(&self, key: &str, val: KvValue, collection: &str) {
         self.lock_write().put(key, val, collection);
@@ -273,12 +256,15 @@ impl SimpleKVStore {
 
     /// The value under `key` in `collection`, if any.
     pub fn get(&self, key: &str, collection: &str) -> Option<KvValue> {
-        self.with_collection(collection, |c| c.get(key).cloned())
+        // Reading the in-memory collections cannot fail.
+        KvBackend::read(self, |c| Ok(c.get(key, collection)?.map(Cow::into_owned)))
+            .ok()
+            .flatten()
     }
 
     /// A copy of every key and value in `collection`.
     pub fn get_all(&self, collection: &str) -> KvCollection {
-        self.with_collection(collection, Clone::clone)
+        KvBackend::read(self, |c| Ok(c.get_all(collection)?.into_owned())).unwrap_or_default()
     }
 
     /// Removes `key` from `collection`; whether it was there.
