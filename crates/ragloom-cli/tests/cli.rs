@@ -25,7 +25,12 @@ const PROVIDER_VARS: &[&str] = &[
 
 /// The binary with no provider configured, its state under `home`.
 fn ragloom(home: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("ragloom").unwrap();
+    Command::from_std(ragloom_process(home))
+}
+
+/// [`ragloom`] as a plain process, for tests that handle its pipes themselves.
+fn ragloom_process(home: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("ragloom"));
     for v in PROVIDER_VARS {
         cmd.env_remove(v);
     }
@@ -490,14 +495,7 @@ fn a_closed_output_pipe_ends_quietly_with_its_exit_code() {
         .assert()
         .success();
     // As `ragloom query ... | head -0`: the reader is gone before the answer is written.
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("ragloom"));
-    for v in PROVIDER_VARS {
-        cmd.env_remove(v);
-    }
-    let mut child = cmd
-        .env("HOME", home.path())
-        .arg("--persist-dir")
-        .arg(home.path().join("store"))
+    let mut child = ragloom_process(home.path())
         .args(["query", "Where is the boat moored?"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
