@@ -346,6 +346,11 @@ impl<B: KvBackend> KvDocumentStore<B> {
         }
     }
 
+    /// The collection the nodes are stored in (`<namespace>/data`).
+    pub fn node_collection(&self) -> &str {
+        &self.node_collection
+    }
+
     /// The key-value store underneath.
     pub fn kvstore(&self) -> &Arc<B> {
         &self.kvstore
@@ -400,7 +405,9 @@ impl<B: KvBackend> KvDocumentStore<B> {
             .read(|c| self.ref_doc_info_locked(c, ref_doc_id))
     }
 
-    fn ref_doc_info_locked(
+    /// [`DocStore::get_ref_doc_info`] on a table the caller holds open, so a
+    /// backend can read and write more in the same transaction.
+    pub fn ref_doc_info_locked(
         &self,
         c: &mut dyn KvTable,
         ref_doc_id: &str,
@@ -412,9 +419,9 @@ impl<B: KvBackend> KvDocumentStore<B> {
         }
     }
 
-    /// LlamaIndex `add_documents`: every pair is prepared before anything is
-    /// written, so a refused update writes nothing.
-    fn add_locked(
+    /// LlamaIndex `add_documents` on a table the caller holds open: every
+    /// pair is prepared before anything is written, so a refused update writes nothing.
+    pub fn add_locked(
         &self,
         c: &mut dyn KvTable,
         nodes: &[Node],
@@ -479,13 +486,8 @@ impl<B: KvBackend> KvDocumentStore<B> {
     /// Drops `doc_id` from its source document's info; the source document
     /// goes entirely once its last node is gone.
     fn remove_from_ref_doc_node(&self, c: &mut dyn KvTable, doc_id: &str) -> Result<()> {
-        let ref_doc_id = match c.get(doc_id, &self.metadata_collection)?.and_then(|m| {
-            m.get("ref_doc_id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        }) {
-            Some(id) => id,
-            None => return Ok(()),
+        let Some(ref_doc_id) = self.ref_doc_id_locked(c, doc_id)? else {
+            return Ok(());
         };
         // An unreadable entry cannot be updated; it is left as it is.
         let Ok(Some(mut info)) = self.ref_doc_info_locked(c, &ref_doc_id) else {
@@ -504,14 +506,25 @@ impl<B: KvBackend> KvDocumentStore<B> {
         Ok(())
     }
 
-    fn delete_locked(&self, c: &mut dyn KvTable, doc_id: &str) -> Result<bool> {
+    /// The source document recorded for the node `doc_id`, on a table the caller holds open.
+    pub fn ref_doc_id_locked(&self, c: &mut dyn KvTable, doc_id: &str) -> Result<Option<String>> {
+        Ok(c.get(doc_id, &self.metadata_collection)?.and_then(|m| {
+            m.get("ref_doc_id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }))
+    }
+
+    /// [`try_delete_document`](Self::try_delete_document) on a table the caller holds open.
+    pub fn delete_locked(&self, c: &mut dyn KvTable, doc_id: &str) -> Result<bool> {
         self.remove_from_ref_doc_node(c, doc_id)?;
         let existed = c.delete(doc_id, &self.node_collection)?;
         c.delete(doc_id, &self.metadata_collection)?;
         Ok(existed)
     }
 
-    fn delete_ref_doc_locked(&self, c: &mut dyn KvTable, ref_doc_id: &str) -> Result<bool> {
+    /// [`try_delete_ref_doc`](Self::try_delete_ref_doc) on a table the caller holds open.
+    pub fn delete_ref_doc_locked(&self, c: &mut dyn KvTable, ref_doc_id: &str) -> Result<bool> {
         let Some(info) = self.ref_doc_info_locked(c, ref_doc_id)? else {
             return Ok(false);
         };

@@ -30,9 +30,10 @@ impl KvBackend for SqliteKv {
     }
 }
 
-struct Table<'c> {
-    conn: &'c Connection,
-    db: &'c Db,
+/// The `kv` table on a connection already inside the right transaction.
+pub(crate) struct Table<'c> {
+    pub(crate) conn: &'c Connection,
+    pub(crate) db: &'c Db,
 }
 
 impl Table<'_> {

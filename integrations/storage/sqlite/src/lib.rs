@@ -20,14 +20,19 @@
 //! [`SqliteOptions::busy_timeout`]. A write outside the open transaction, in
 //! the same process, is refused rather than left waiting.
 
+mod bm25;
 mod db;
+mod docstore;
 mod embedding_cache;
+mod keyword;
 mod kv;
 pub mod schema;
 mod transaction;
 mod vector_store;
 
+pub use bm25::SqliteBm25Retriever;
 pub use db::SqliteOptions;
+pub use docstore::SqliteDocumentStore;
 pub use embedding_cache::CachedEmbedding;
 pub use kv::SqliteKv;
 pub use schema::SCHEMA_VERSION;
@@ -35,14 +40,11 @@ pub use vector_store::SqliteVectorStore;
 
 use db::{Db, Scope};
 use ragloom_core::error::Result;
-use ragloom_core::storage::docstore::KvDocumentStore;
 use ragloom_core::storage::index_store::KvIndexStore;
 use ragloom_core::storage::{StorageContext, TransactionalStore};
 use std::path::Path;
 use std::sync::Arc;
 
-/// LlamaIndex's document store semantics over the file's `kv` table.
-pub type SqliteDocumentStore = KvDocumentStore<SqliteKv>;
 /// LlamaIndex's index store semantics over the file's `kv` table.
 pub type SqliteIndexStore = KvIndexStore<SqliteKv>;
 
@@ -80,10 +82,16 @@ impl SqliteStore {
 
     /// The document store, reading the last commit.
     pub fn docstore(&self) -> Arc<SqliteDocumentStore> {
-        Arc::new(KvDocumentStore::from_backend(
-            self.kv(Scope::Committed),
-            None,
+        Arc::new(SqliteDocumentStore::new(
+            Arc::clone(&self.db),
+            Scope::Committed,
         ))
+    }
+
+    /// Keyword retrieval (BM25) over every stored node, reading the last
+    /// commit; ranks as `BM25Retriever` over the same nodes.
+    pub fn bm25_retriever(&self) -> SqliteBm25Retriever {
+        SqliteBm25Retriever::new(Arc::clone(&self.db))
     }
 
     /// The index store, reading the last commit.
@@ -124,7 +132,10 @@ impl SqliteStore {
 
     pub(crate) fn context_for(&self, scope: Scope) -> StorageContext {
         let mut context = StorageContext::from_defaults();
-        context.docstore = Arc::new(KvDocumentStore::from_backend(self.kv(scope.clone()), None));
+        context.docstore = Arc::new(SqliteDocumentStore::new(
+            Arc::clone(&self.db),
+            scope.clone(),
+        ));
         context.index_store = Arc::new(KvIndexStore::from_backend(self.kv(scope.clone()), None));
         context.vector_stores.insert(
             ragloom_core::vector_stores::DEFAULT_VECTOR_STORE.to_string(),

@@ -4,7 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema this build writes. Bump it with a new entry in `MIGRATIONS`.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -29,6 +29,20 @@ const MIGRATIONS: &[&str] = &[
         key BLOB PRIMARY KEY,
         embedding BLOB NOT NULL
     ) WITHOUT ROWID;",
+    // 2 → 3: the keyword index (BM25 term counts per node, postings per
+    // term in segments, tombstones of deleted nodes), filled from the stored nodes.
+    "CREATE TABLE bm25_docs (
+        row INTEGER PRIMARY KEY AUTOINCREMENT,
+        node_id TEXT NOT NULL UNIQUE,
+        length INTEGER NOT NULL
+    );
+    CREATE TABLE bm25_postings (
+        term TEXT NOT NULL,
+        segment INTEGER NOT NULL,
+        postings BLOB NOT NULL,
+        PRIMARY KEY (term, segment)
+    ) WITHOUT ROWID;
+    CREATE TABLE bm25_deleted (row INTEGER PRIMARY KEY);",
 ];
 
 /// Brings the file at `conn` to [`SCHEMA_VERSION`]. The caller holds no
@@ -70,6 +84,10 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), String> {
     for (from, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql)
             .map_err(|e| format!("migrating from schema version {from}: {e}"))?;
+    }
+    if version < 3 {
+        // Nodes stored before the keyword index existed are indexed now.
+        crate::keyword::index_stored_nodes(&tx)?;
     }
     if version < SCHEMA_VERSION {
         tx.execute(

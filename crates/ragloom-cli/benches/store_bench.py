@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""The `ragloom` command line's embedded store against Python LlamaIndex.
+
+Ingests the 50 MB benchmark corpus (shared/corpus/make_corpus.py) with
+`ragloom ingest` and with the Python reference workload
+(benches/python/llamaindex_ingest.py), runs three BM25 queries on each, and
+prints wall time, peak RSS and store size side by side, with the `cat` and
+`sha256sum` floors of reading the same text. Every step is a separate
+process, so the figures are what a user of either tool would see.
+
+  python3 crates/ragloom-cli/benches/store_bench.py \\
+      --ragloom target/release/ragloom \\
+      --python ~/.cache/ragloom/pyref-llama-index-core-0.14.25/bin/python
+
+Standard library only. MB are 10^6 bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# benches/ -> ragloom-cli/ -> crates/ -> the repository root.
+REPO_ROOT = HERE.parents[2]
+MAKE_CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "make_corpus.py"
+PY_WORKLOAD = HERE / "python" / "llamaindex_ingest.py"
+
+SMALL = {"files": 2000, "mb": 50, "seed": 42}
+LARGE = {"files": 40000, "mb": 1000, "seed": 42}
+QUESTIONS = [
+    "What did the author work on before college?",
+    "Who is the White Rabbit?",
+    "What did Adam and Eve lose in Paradise?",
+]
+# Large/small ratios the store is meant to stay within (name, target).
+SCALING_TARGETS = [
+    ("ingest wall (s)", "ingest_wall_s", 25.0),
+    ("BM25 query peak RSS (MB)", "query_peak_mb", 1.2),
+    ("ingest peak RSS (MB)", "ingest_peak_mb", 2.0),
+]
+
+
+class StepFailed(Exception):
+    pass
+
+
+@dataclass
+class Run:
+    """One child process: its wall time, peak RSS and output."""
+
+    wall_s: float
+    peak_mb: float
+    stdout: str
+
+
+def measure(cmd: list[str], env: dict | None = None) -> Run:
+    """Run `cmd` to completion; wall seconds and peak RSS from wait4.
+
+    Output goes to temporary files rather than pipes so that the child can be
+    reaped with os.wait4 (which returns its rusage) without a reader thread.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        except OSError as e:
+            raise StepFailed(f"cannot start {shlex.join(cmd)}: {e}") from e
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode("utf-8", "replace")
+        stderr = err.read().decode("utf-8", "replace")
+    if proc.returncode != 0:
+        raise StepFailed(
+            f"step failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
+            f"--- stderr (tail) ---\n{stderr[-3000:]}"
+        )
+    # ru_maxrss is in KiB on Linux; for a shell pipeline it is the largest
+    # of the reaped descendants.
+    return Run(wall, usage.ru_maxrss * 1024 / 1e6, stdout)
+
+
+def sh(script: str) -> Run:
+    return measure(["sh", "-c", script])
+
+
+def dir_bytes(path: Path) -> int:
+    """Sum of the sizes of the files under `path` (links not followed)."""
+    total = 0
+    for root, _, files in os.walk(path):
+        total += sum(os.lstat(os.path.join(root, f)).st_size for f in files)
+    return total
+
+
+def fresh_dir(path: Path) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
+def settle() -> None:
+    """Flush pending writeback (a corpus just generated, the other tool's
+    store) so that it does not land inside the next timed ingest."""
+    subprocess.run(["sync"], check=True)
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def last_json(stdout: str) -> dict | None:
+    """The last line of `stdout` that parses as a JSON object, if any."""
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+# ---------------------------------------------------------------- the corpus
+
+
+def corpus(work: Path, make_corpus: Path, spec: dict) -> tuple[Path, int]:
+    """The corpus described by `spec`, generated once and cached in `work`.
+
+    Returns its folder and its text size in bytes (from the manifest).
+    """
+    out = work / f"corpus-{spec['files']}f-{spec['mb']}mb-s{spec['seed']}"
+    manifest = out.parent / (out.name + ".manifest.json")
+    if not manifest.exists():
+        print(f"generating {out} ...", file=sys.stderr)
+        measure([
+            "python3", str(make_corpus), "--out", str(out),
+            "--files", str(spec["files"]), "--mb", str(spec["mb"]),
+            "--seed", str(spec["seed"]),
+        ])
+    return out, json.loads(manifest.read_text())["total_bytes"]
+
+
+def floors(corpus_dir: Path) -> dict:
+    """What just reading and hashing the text costs: the floor of any ingest.
+
+    Run before the tools so that all of them find the corpus in the page cache.
+    """
+    files = f"find '{corpus_dir}' -type f -print0 | sort -z | xargs -0 cat"
+    return {
+        "cat_wall_s": sh(f"{files} > /dev/null").wall_s,
+        "sha256_wall_s": sh(f"{files} | sha256sum > /dev/null").wall_s,
+    }
+
+
+# ---------------------------------------------------------------- the tools
+
+
+def queries(cmd_for) -> dict:
+    """The three questions: median wall and the largest peak."""
+    runs = [measure(cmd_for(q)) for q in QUESTIONS]
+    return {
+        "query_wall_s": statistics.median(r.wall_s for r in runs),
+        "query_peak_mb": max(r.peak_mb for r in runs),
+    }
+
+
+def bench_ragloom(ragloom: str, corpus_dir: Path, persist: Path) -> dict:
+    # Only the flags given here may steer it: no persist dir, config or
+    # provider from the caller's environment.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_")}
+    fresh_dir(persist)
+    base = [ragloom, "--persist-dir", str(persist), "--json"]
+
+    def run(*args: str) -> Run:
+        return measure(base + list(args), env)
+
+    settle()
+    first = run("ingest", str(corpus_dir))
+    again = run("ingest", str(corpus_dir))
+    figures = {
+        "ingest_wall_s": first.wall_s,
+        "ingest_peak_mb": first.peak_mb,
+        "reingest_wall_s": again.wall_s,
+        **queries(lambda q: base + ["query", q, "--files", str(corpus_dir)]),
+        "disk_bytes": dir_bytes(persist),
+    }
+    summary = (last_json(first.stdout) or {}).get("ingest", {})
+    figures["nodes"] = summary.get("nodes_total", "?")
+    # No embedding model is configured, so there are no vectors on disk; if a
+    # config file set one anyway, say that the split is unknown.
+    figures["vector_bytes"] = 0 if summary.get("nodes_embedded", 0) == 0 else "?"
+    return figures
+
+
+def bench_python(python: str, corpus_dir: Path, persist: Path) -> dict:
+    workload = [python, str(PY_WORKLOAD)]
+    fresh_dir(persist)
+    settle()
+    first = measure(workload + ["ingest", str(corpus_dir), str(persist)])
+    figures = {
+        "ingest_wall_s": first.wall_s,
+        "ingest_peak_mb": first.peak_mb,
+        **queries(lambda q: workload + ["query", str(persist), q]),
+        "disk_bytes": dir_bytes(persist),
+        "vector_bytes": 0,  # BM25 only: no embeddings
+    }
+    figures["nodes"] = (last_json(first.stdout) or {}).get("nodes", "?")
+    return figures
+
+
+def warm_up(ragloom: str, python: str | None) -> None:
+    """Check that both tools start, and load them into the page cache, so
+    the first timed step does not pay for a cold binary or cold imports."""
+    measure([ragloom, "--version"])
+    if python:
+        measure([python, "-c", "import llama_index.core, llama_index.retrievers.bm25"])
+
+
+# ---------------------------------------------------------------- the report
+
+
+def num(value, fmt: str) -> str:
+    return format(value, fmt) if isinstance(value, (int, float)) else str(value)
+
+
+def ratio(a, b) -> str:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b:
+        return f"{a / b:.2f}×"
+    return "—"
+
+
+def store_cell(figures: dict | None, text_bytes: int) -> str:
+    if not figures:
+        return "—"
+    mb = figures["disk_bytes"] / 1e6
+    return f"{mb:.1f} ({figures['disk_bytes'] / text_bytes:.1f}× text)"
+
+
+def vectors_cell(figures: dict | None) -> str:
+    if not figures:
+        return "—"
+    v = figures["vector_bytes"]
+    return num(v / 1e6, ".0f") if isinstance(v, int) else str(v)
+
+
+def comparison_table(rl: dict, py: dict | None, text_bytes: int) -> list[str]:
+    rows = [
+        ("ingest wall (s)", "ingest_wall_s", ".2f"),
+        ("ingest peak RSS (MB)", "ingest_peak_mb", ".0f"),
+        ("unchanged re-ingest wall (s)", "reingest_wall_s", ".2f"),
+        ("BM25 query wall, median of 3 (s)", "query_wall_s", ".3f"),
+        ("BM25 query peak RSS, max of 3 (MB)", "query_peak_mb", ".0f"),
+    ]
+    lines = ["| | ragloom | Python LlamaIndex | ragloom / Python |", "|---|---:|---:|---:|"]
+    pyf = py or {}  # without --python every Python cell is "—"
+    for label, key, fmt in rows:
+        a, b = rl.get(key, "—"), pyf.get(key, "—")
+        lines.append(f"| {label} | {num(a, fmt)} | {num(b, fmt)} | {ratio(a, b)} |")
+    lines.append(
+        f"| store on disk (MB) | {store_cell(rl, text_bytes)} | "
+        f"{store_cell(py, text_bytes)} | "
+        f"{ratio(rl['disk_bytes'], pyf.get('disk_bytes'))} |"
+    )
+    lines.append(f"| of which vectors (MB) | {vectors_cell(rl)} | {vectors_cell(py)} | — |")
+    lines.append(f"| nodes | {rl['nodes']} | {pyf.get('nodes', '—')} | — |")
+    return lines
+
+
+def floor_table(fl: dict, text_bytes: int) -> list[str]:
+    return [
+        f"Floors over the same {text_bytes / 1e6:.1f} MB of text:",
+        "",
+        "| floor | wall (s) |",
+        "|---|---:|",
+        f"| `cat` of all files > /dev/null | {fl['cat_wall_s']:.2f} |",
+        f"| `sha256sum` of the concatenated text | {fl['sha256_wall_s']:.2f} |",
+    ]
+
+
+def scaling_table(small: dict, large: dict) -> list[str]:
+    lines = [
+        "| ragloom | small | large | large / small | target |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, key, target in SCALING_TARGETS:
+        r = large[key] / small[key]
+        verdict = "ok" if r <= target else "OVER"
+        lines.append(
+            f"| {label} | {small[key]:.2f} | {large[key]:.2f} | "
+            f"{r:.2f} | ≤ {target:g} ({verdict}) |"
+        )
+    for label, key in [("unchanged re-ingest wall (s)", "reingest_wall_s"),
+                       ("BM25 query wall (s)", "query_wall_s")]:
+        lines.append(f"| {label} | {small[key]:.3f} | {large[key]:.3f} | "
+                     f"{large[key] / small[key]:.2f} | — |")
+    lines.append(f"| store on disk (MB) | {small['disk_bytes'] / 1e6:.1f} | "
+                 f"{large['disk_bytes'] / 1e6:.1f} | "
+                 f"{large['disk_bytes'] / small['disk_bytes']:.2f} | — |")
+    return lines
+
+
+# ---------------------------------------------------------------- main
+
+
+def parse_args() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ragloom", required=True, help="the release `ragloom` binary")
+    ap.add_argument("--python", help="the reference interpreter (Python rows skipped without it)")
+    # A fixed default (not mkdtemp) so the generated corpora are reused.
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "ragloom-store-bench",
+                    help="scratch folder; corpora are cached here (default: %(default)s)")
+    ap.add_argument("--large", action="store_true",
+                    help="also run ragloom on the 20x corpus (40,000 files, 1 GB)")
+    ap.add_argument("--json", type=Path, metavar="OUT", help="also write all figures here as JSON")
+    ap.add_argument("--make-corpus", type=Path, default=MAKE_CORPUS,
+                    help="make_corpus.py (default: %(default)s)")
+    return ap.parse_args()
+
+
+def run(a: argparse.Namespace) -> dict:
+    work = a.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    ragloom = str(Path(a.ragloom).resolve())
+    corpus_dir, text_bytes = corpus(work, a.make_corpus, SMALL)
+    warm_up(ragloom, a.python)
+    fl = floors(corpus_dir)
+
+    settle()
+    load_start = load_average()
+    rl = bench_ragloom(ragloom, corpus_dir, work / "ragloom-store")
+    py = bench_python(a.python, corpus_dir, work / "python-store") if a.python else None
+    result = {"corpus": str(corpus_dir), "text_bytes": text_bytes, "floors": fl,
+              "ragloom": rl, "python": py}
+    if a.large:
+        large_dir, large_bytes = corpus(work, a.make_corpus, LARGE)
+        result["large"] = {"corpus": str(large_dir), "text_bytes": large_bytes,
+                           "ragloom": bench_ragloom(ragloom, large_dir, work / "ragloom-store-large")}
+    result["load_average"] = {"start": load_start, "end": load_average()}
+    return result
+
+
+def report(r: dict) -> None:
+    lines = [f"## ragloom store vs Python LlamaIndex — {r['text_bytes'] / 1e6:.1f} MB corpus", ""]
+    lines += comparison_table(r["ragloom"], r["python"], r["text_bytes"])
+    lines += [""] + floor_table(r["floors"], r["text_bytes"])
+    if "large" in r:
+        big = r["large"]
+        lines += ["", f"## Scaling: {r['text_bytes'] / 1e6:.1f} MB → {big['text_bytes'] / 1e6:.1f} MB "
+                      f"({big['ragloom']['nodes']} nodes)", ""]
+        lines += scaling_table(r["ragloom"], big["ragloom"])
+    la = r["load_average"]
+    lines += ["", f"Load average (1, 5, 15 min): {la['start']} at start, {la['end']} at end "
+                  f"on {os.cpu_count()} CPUs. Walls include process start "
+                  "(for Python: the interpreter and its imports)."]
+    print("\n".join(lines))
+
+
+def main() -> int:
+    a = parse_args()
+    try:
+        result = run(a)
+    except StepFailed as e:
+        print(e, file=sys.stderr)
+        return 1
+    report(result)
+    if a.json:
+        a.json.write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

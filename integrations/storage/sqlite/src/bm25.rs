@@ -1,0 +1,102 @@
+//! `SqliteBm25Retriever`: keyword retrieval over the file's keyword index,
+//! reading only the query's postings and the best nodes, never the whole index.
+
+use crate::db::{Db, Scope};
+use crate::keyword::{self, Params};
+use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::retrievers::bm25::{DEFAULT_B, DEFAULT_K1, DEFAULT_SIMILARITY_TOP_K};
+use ragloom_core::retrievers::{Bm25Tokenizer, Retriever};
+use ragloom_core::schema::{NodeWithScore, QueryBundle};
+use ragloom_core::storage::docstore::{
+    DEFAULT_COLLECTION_DATA_SUFFIX, DEFAULT_NAMESPACE, json_to_doc,
+};
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// BM25 over every node of a [`crate::SqliteStore`], scored as
+/// `BM25Retriever` scores the same nodes (same tokenizer, same bm25s
+/// formula, same `k1` and `b`), so the ranking is the same. Each query reads
+/// the last commit in one snapshot: it never sees half of an ingest.
+#[derive(Clone, Debug)]
+pub struct SqliteBm25Retriever {
+    pub(crate) db: Arc<Db>,
+    pub(crate) tokenizer: Bm25Tokenizer,
+    pub(crate) similarity_top_k: usize,
+    pub(crate) params: Params,
+}
+
+impl SqliteBm25Retriever {
+    pub(crate) fn new(db: Arc<Db>) -> Self {
+        Self {
+            db,
+            tokenizer: Bm25Tokenizer::new(),
+            similarity_top_k: DEFAULT_SIMILARITY_TOP_K,
+            params: Params {
+                k1: DEFAULT_K1,
+                b: DEFAULT_B,
+            },
+        }
+    }
+
+    /// How many nodes to return (default 2, as LlamaIndex).
+    pub fn similarity_top_k(mut self, k: usize) -> Self {
+        self.similarity_top_k = k;
+        self
+    }
+
+    /// BM25's `k1` and `b` (default 1.5 and 0.75, as bm25s).
+    pub fn params(mut self, k1: f64, b: f64) -> Result<Self> {
+        if !k1.is_finite() || k1 < 0.0 || !b.is_finite() {
+            return Err(Error::InvalidInput(format!(
+                "k1 ({k1}) must be a non-negative number and b ({b}) a number"
+            )));
+        }
+        self.params = Params { k1, b };
+        Ok(self)
+    }
+
+    /// The best nodes for `query`, best first, with their BM25 scores.
+    pub fn retrieve_str(&self, query: &str) -> Result<Vec<NodeWithScore>> {
+        let tokens = self.tokenizer.tokenize(query);
+        let collection = format!("{DEFAULT_NAMESPACE}{DEFAULT_COLLECTION_DATA_SUFFIX}");
+        let db = &self.db;
+        db.read(&Scope::Committed, |conn| {
+            let hits =
+                keyword::search(&db.path, conn, &tokens, self.params, self.similarity_top_k)?;
+            let mut stmt = conn
+                .prepare_cached("SELECT value FROM kv WHERE collection = ?1 AND key = ?2")
+                .map_err(|e| db.err("reading", e))?;
+            hits.into_iter()
+                .map(|(id, score)| {
+                    let text: Option<String> = stmt
+                        .query_row(params![collection, id], |r| r.get(0))
+                        .optional()
+                        .map_err(|e| db.err("reading", e))?;
+                    let node = text
+                        .and_then(|t| match serde_json::from_str::<Value>(&t) {
+                            Ok(Value::Object(map)) => Some(map),
+                            _ => None,
+                        })
+                        .ok_or_else(|| {
+                            Error::corrupt(&db.path, format!("indexed node `{id}` is not stored"))
+                        })
+                        .and_then(|map| {
+                            json_to_doc(&map)
+                                .map_err(|m| Error::corrupt(&db.path, format!("node `{id}`: {m}")))
+                        })?;
+                    Ok(NodeWithScore::new(node, Some(score)))
+                })
+                .collect()
+        })
+    }
+}
+
+#[async_trait]
+impl Retriever for SqliteBm25Retriever {
+    async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
+        let _span = tracing::info_span!("retrieve", retriever = "sqlite_bm25").entered();
+        self.retrieve_str(&query.query_str)
+    }
+}

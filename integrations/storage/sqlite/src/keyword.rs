@@ -1,0 +1,464 @@
+//! The keyword index: each node's BM25 term counts and length, kept beside the
+//! docstore in the same transaction, and scored at query time as `BM25Retriever` scores.
+//!
+//! Postings are written once per batch of added nodes, as one segment per
+//! term (`bm25_postings`), so an ingest writes each term's list once, not once
+//! per node. A deleted node leaves a tombstone its postings are skipped by;
+//! when segments or tombstones pile up, the postings are merged again.
+//! Weights depend on every node (`N`, `avgdl`, `df`), so only raw counts are
+//! stored and the weight is computed per query, with the same `f32`/`f64`
+//! steps as the in-memory retriever, which makes the scores equal to its.
+
+use ragloom_core::error::{Error, Result};
+use ragloom_core::retrievers::Bm25Tokenizer;
+use ragloom_core::schema::{MetadataMode, Node};
+use rayon::prelude::*;
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// Segments beyond which the postings are merged into one.
+const MAX_SEGMENTS: i64 = 32;
+/// Terms merged per step of a merge, so memory stays bounded at any size.
+const MERGE_TERMS_PER_STEP: usize = 2_000;
+
+/// One node's terms, counted before the write so tokenizing holds no lock.
+pub(crate) struct Counted {
+    node_id: String,
+    length: u32,
+    terms: Vec<(String, u32)>,
+}
+
+/// Counts the terms of `nodes` (their text with embed-mode metadata, as the
+/// retriever reads it), in parallel, stemming each distinct word once per call.
+pub(crate) fn count_terms(tokenizer: &Bm25Tokenizer, nodes: &[Node]) -> Vec<Counted> {
+    let words: Vec<Vec<String>> = nodes
+        .par_iter()
+        .map(|n| tokenizer.words(&n.get_content(MetadataMode::Embed)))
+        .collect();
+    let distinct: HashSet<&str> = words.iter().flatten().map(String::as_str).collect();
+    let distinct: Vec<&str> = distinct.into_iter().collect();
+    let stems: HashMap<&str, String> = distinct
+        .par_iter()
+        .map(|w| (*w, tokenizer.stem(w)))
+        .collect();
+    nodes
+        .iter()
+        .zip(&words)
+        .map(|(node, words)| {
+            let mut counts: HashMap<&str, u32> = HashMap::new();
+            for w in words {
+                let stem = stems.get(w.as_str()).map_or(w.as_str(), String::as_str);
+                *counts.entry(stem).or_default() += 1;
+            }
+            Counted {
+                node_id: node.id_.clone(),
+                length: u32::try_from(words.len()).unwrap_or(u32::MAX),
+                terms: counts
+                    .into_iter()
+                    .map(|(t, c)| (t.to_string(), c))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn meta_i64(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
+        r.get::<_, String>(0)
+    })
+    .optional()
+    .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+fn set_meta(conn: &Connection, key: &str, value: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        params![key, value.to_string()],
+    )
+    .map(|_| ())
+}
+
+/// How many nodes are indexed and their total length in terms.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Stats {
+    pub(crate) docs: i64,
+    pub(crate) total_len: i64,
+}
+
+fn stats(conn: &Connection) -> rusqlite::Result<Stats> {
+    Ok(Stats {
+        docs: meta_i64(conn, "bm25_docs")?,
+        total_len: meta_i64(conn, "bm25_total_len")?,
+    })
+}
+
+fn set_stats(conn: &Connection, s: Stats) -> rusqlite::Result<()> {
+    set_meta(conn, "bm25_docs", s.docs)?;
+    set_meta(conn, "bm25_total_len", s.total_len)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// One posting: the node's row, the term's count in it and the node's length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Posting {
+    row: i64,
+    tf: u32,
+    len: u32,
+}
+
+/// Postings in ascending row order as varints: row delta, count, length.
+fn encode(postings: &[Posting]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(postings.len() * 4);
+    let mut last = 0i64;
+    for p in postings {
+        put_varint(&mut out, (p.row - last) as u64);
+        put_varint(&mut out, u64::from(p.tf));
+        put_varint(&mut out, u64::from(p.len));
+        last = p.row;
+    }
+    out
+}
+
+fn decode(bytes: &[u8], out: &mut Vec<Posting>) -> Option<()> {
+    let mut pos = 0;
+    let mut row = 0i64;
+    while pos < bytes.len() {
+        row += i64::try_from(get_varint(bytes, &mut pos)?).ok()?;
+        let tf = u32::try_from(get_varint(bytes, &mut pos)?).ok()?;
+        let len = u32::try_from(get_varint(bytes, &mut pos)?).ok()?;
+        out.push(Posting { row, tf, len });
+    }
+    Some(())
+}
+
+/// Removes the nodes `ids` from the index (a no-op for ids it does not hold).
+pub(crate) fn remove(path: &Path, conn: &Connection, ids: &[String]) -> Result<()> {
+    let err = |e| sql_err(path, "updating the keyword index", e);
+    let mut s = stats(conn).map_err(err)?;
+    let mut removed = false;
+    {
+        let mut find = conn
+            .prepare_cached("SELECT row, length FROM bm25_docs WHERE node_id = ?1")
+            .map_err(err)?;
+        let mut delete = conn
+            .prepare_cached("DELETE FROM bm25_docs WHERE row = ?1")
+            .map_err(err)?;
+        let mut tomb = conn
+            .prepare_cached("INSERT OR IGNORE INTO bm25_deleted (row) VALUES (?1)")
+            .map_err(err)?;
+        for id in ids {
+            let found: Option<(i64, i64)> = find
+                .query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+                .map_err(err)?;
+            if let Some((row, len)) = found {
+                delete.execute(params![row]).map_err(err)?;
+                tomb.execute(params![row]).map_err(err)?;
+                s.docs -= 1;
+                s.total_len -= len;
+                removed = true;
+            }
+        }
+    }
+    if removed {
+        set_stats(conn, s).map_err(err)?;
+        maybe_merge(path, conn)?;
+    }
+    Ok(())
+}
+
+/// Adds counted nodes (replacing any already indexed under the same ids) as one new segment.
+pub(crate) fn add(path: &Path, conn: &Connection, counted: &[Counted]) -> Result<()> {
+    if counted.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<String> = counted.iter().map(|c| c.node_id.clone()).collect();
+    remove(path, conn, &ids)?;
+    let err = |e| sql_err(path, "updating the keyword index", e);
+    let mut s = stats(conn).map_err(err)?;
+    let mut by_term: HashMap<&str, Vec<Posting>> = HashMap::new();
+    {
+        let mut insert = conn
+            .prepare_cached("INSERT INTO bm25_docs (node_id, length) VALUES (?1, ?2)")
+            .map_err(err)?;
+        for c in counted {
+            insert
+                .execute(params![c.node_id, i64::from(c.length)])
+                .map_err(err)?;
+            let row = conn.last_insert_rowid();
+            s.docs += 1;
+            s.total_len += i64::from(c.length);
+            for (term, tf) in &c.terms {
+                by_term.entry(term.as_str()).or_default().push(Posting {
+                    row,
+                    tf: *tf,
+                    len: c.length,
+                });
+            }
+        }
+    }
+    let segment = meta_i64(conn, "bm25_next_segment").map_err(err)?;
+    {
+        let mut put = conn
+            .prepare_cached(
+                "INSERT INTO bm25_postings (term, segment, postings) VALUES (?1, ?2, ?3)",
+            )
+            .map_err(err)?;
+        for (term, postings) in &by_term {
+            put.execute(params![term, segment, encode(postings)])
+                .map_err(err)?;
+        }
+    }
+    set_meta(conn, "bm25_next_segment", segment + 1).map_err(err)?;
+    set_stats(conn, s).map_err(err)?;
+    maybe_merge(path, conn)
+}
+
+/// Merges every term's segments into one and forgets the tombstones, when
+/// there are many segments or tombstones reach a quarter of the nodes.
+fn maybe_merge(path: &Path, conn: &Connection) -> Result<()> {
+    let err = |e| sql_err(path, "merging the keyword index", e);
+    let segments = meta_i64(conn, "bm25_next_segment").map_err(err)?;
+    let tombstones: i64 = conn
+        .query_row("SELECT count(*) FROM bm25_deleted", [], |r| r.get(0))
+        .map_err(err)?;
+    let docs = stats(conn).map_err(err)?.docs;
+    if segments <= MAX_SEGMENTS && (tombstones == 0 || tombstones * 4 < docs.max(1)) {
+        return Ok(());
+    }
+    merge(path, conn)
+}
+
+fn merge(path: &Path, conn: &Connection) -> Result<()> {
+    let err = |e| sql_err(path, "merging the keyword index", e);
+    let deleted = deleted_rows(conn).map_err(err)?;
+    let terms: Vec<String> = conn
+        .prepare("SELECT DISTINCT term FROM bm25_postings ORDER BY term")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        })
+        .map_err(err)?;
+    let mut read = conn
+        .prepare_cached("SELECT postings FROM bm25_postings WHERE term = ?1 ORDER BY segment")
+        .map_err(err)?;
+    let mut drop = conn
+        .prepare_cached("DELETE FROM bm25_postings WHERE term = ?1")
+        .map_err(err)?;
+    let mut put = conn
+        .prepare_cached("INSERT INTO bm25_postings (term, segment, postings) VALUES (?1, 0, ?2)")
+        .map_err(err)?;
+    let mut merged = Vec::new();
+    for chunk in terms.chunks(MERGE_TERMS_PER_STEP) {
+        for term in chunk {
+            merged.clear();
+            let blobs: Vec<Vec<u8>> = read
+                .query_map(params![term], |r| r.get(0))
+                .and_then(|rows| rows.collect())
+                .map_err(err)?;
+            for blob in &blobs {
+                decode(blob, &mut merged).ok_or_else(|| corrupt(path, term))?;
+            }
+            // Segments are written in row order, so the merged list stays sorted.
+            merged.retain(|p| !deleted.contains(&p.row));
+            drop.execute(params![term]).map_err(err)?;
+            if !merged.is_empty() {
+                put.execute(params![term, encode(&merged)]).map_err(err)?;
+            }
+        }
+    }
+    conn.execute("DELETE FROM bm25_deleted", []).map_err(err)?;
+    set_meta(conn, "bm25_next_segment", 1).map_err(err)
+}
+
+fn corrupt(path: &Path, term: &str) -> Error {
+    Error::corrupt(
+        path,
+        format!("keyword index: the postings of `{term}` are damaged"),
+    )
+}
+
+fn sql_err(path: &Path, what: &str, e: rusqlite::Error) -> Error {
+    Error::Provider {
+        provider: "sqlite".into(),
+        message: format!("{}: {what}: {e}", path.display()),
+        source: Some(Box::new(e)),
+    }
+}
+
+/// Indexes every node already in the docstore's default collection (a file
+/// from before the keyword index), a chunk at a time.
+pub(crate) fn index_stored_nodes(conn: &Connection) -> std::result::Result<(), String> {
+    const CHUNK: i64 = 2_000;
+    let tokenizer = Bm25Tokenizer::new();
+    let path = Path::new(conn.path().unwrap_or_default());
+    let mut after = 0i64;
+    loop {
+        let rows: Vec<(i64, String, String)> = conn
+            .prepare(
+                "SELECT rowid, key, value FROM kv WHERE collection = 'docstore/data' AND rowid > ?1
+                 ORDER BY rowid LIMIT ?2",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![after, CHUNK], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| e.to_string())?;
+        let Some(last) = rows.last() else {
+            return Ok(());
+        };
+        after = last.0;
+        let nodes = rows
+            .iter()
+            .map(|(_, key, text)| match serde_json::from_str(text) {
+                Ok(serde_json::Value::Object(map)) => {
+                    ragloom_core::storage::docstore::json_to_doc(&map)
+                        .map_err(|m| format!("docstore node `{key}`: {m}"))
+                }
+                _ => Err(format!("docstore node `{key}`: not a JSON object")),
+            })
+            .collect::<std::result::Result<Vec<Node>, String>>()?;
+        add(path, conn, &count_terms(&tokenizer, &nodes)).map_err(|e| e.to_string())?;
+    }
+}
+
+fn deleted_rows(conn: &Connection) -> rusqlite::Result<HashSet<i64>> {
+    conn.prepare_cached("SELECT row FROM bm25_deleted")?
+        .query_map([], |r| r.get(0))?
+        .collect()
+}
+
+/// BM25's parameters.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Params {
+    pub(crate) k1: f64,
+    pub(crate) b: f64,
+}
+
+/// The nodes holding a term of `tokens` (a repeated term counts again, as in
+/// the in-memory retriever) with their scores, best first, ties by the order
+/// nodes were added; at most `top_k`. Returns `(node id, score)`.
+pub(crate) fn search(
+    path: &Path,
+    conn: &Connection,
+    tokens: &[String],
+    params: Params,
+    top_k: usize,
+) -> Result<Vec<(String, f32)>> {
+    let err = |e| sql_err(path, "reading the keyword index", e);
+    let s = stats(conn).map_err(err)?;
+    if s.docs == 0 || tokens.is_empty() || top_k == 0 {
+        return Ok(Vec::new());
+    }
+    let n_docs = s.docs as f64;
+    let avg_len = s.total_len as f64 / n_docs;
+    let deleted = deleted_rows(conn).map_err(err)?;
+    let mut read = conn
+        .prepare_cached("SELECT postings FROM bm25_postings WHERE term = ?1 ORDER BY segment")
+        .map_err(err)?;
+    let mut lists: HashMap<&str, Vec<Posting>> = HashMap::new();
+    let mut acc: HashMap<i64, f32> = HashMap::new();
+    for token in tokens {
+        if !lists.contains_key(token.as_str()) {
+            let mut list = Vec::new();
+            let blobs: Vec<Vec<u8>> = read
+                .query_map(params![token], |r| r.get(0))
+                .and_then(|rows| rows.collect())
+                .map_err(err)?;
+            for blob in &blobs {
+                decode(blob, &mut list).ok_or_else(|| corrupt(path, token))?;
+            }
+            list.retain(|p| !deleted.contains(&p.row));
+            lists.insert(token.as_str(), list);
+        }
+        let list = &lists[token.as_str()];
+        if list.is_empty() {
+            continue;
+        }
+        let df = list.len() as f64;
+        let idf = (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln() as f32;
+        for p in list {
+            let tf = f64::from(p.tf as f32);
+            let dl = f64::from(p.len);
+            let tfc = tf / (params.k1 * ((1.0 - params.b) + params.b * dl / avg_len) + tf);
+            *acc.entry(p.row).or_insert(0.0) += (f64::from(idf) * tfc) as f32;
+        }
+    }
+    let mut scored: Vec<(i64, f32)> = acc.into_iter().filter(|&(_, s)| s > 0.0).collect();
+    let by_rank = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if scored.len() > top_k {
+        scored.select_nth_unstable_by(top_k - 1, by_rank);
+        scored.truncate(top_k);
+    }
+    scored.sort_by(by_rank);
+    let mut id_of = conn
+        .prepare_cached("SELECT node_id FROM bm25_docs WHERE row = ?1")
+        .map_err(err)?;
+    scored
+        .into_iter()
+        .map(|(row, score)| {
+            let id: String = id_of.query_row(params![row], |r| r.get(0)).map_err(err)?;
+            Ok((id, score))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postings_round_trip() {
+        let p = vec![
+            Posting {
+                row: 3,
+                tf: 1,
+                len: 10,
+            },
+            Posting {
+                row: 300,
+                tf: 70_000,
+                len: 1,
+            },
+            Posting {
+                row: 1 << 40,
+                tf: 2,
+                len: u32::MAX,
+            },
+        ];
+        let mut out = Vec::new();
+        decode(&encode(&p), &mut out).unwrap();
+        assert_eq!(out, p);
+        // A truncated blob is refused, not read past its end.
+        let bytes = encode(&p);
+        assert!(decode(&bytes[..bytes.len() - 1], &mut Vec::new()).is_none());
+    }
+}

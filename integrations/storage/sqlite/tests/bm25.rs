@@ -1,0 +1,201 @@
+//! The file's keyword index ranks as `BM25Retriever` does over the same nodes,
+//! through batches, updates and deletions, and after migrating an older file.
+
+#![allow(clippy::unwrap_used)]
+
+use ragloom_core::prelude::*;
+use ragloom_core::retrievers::BM25Retriever;
+use ragloom_core::storage::DocStore;
+use ragloom_storage_sqlite::SqliteStore;
+
+const QUESTIONS: &[&str] = &[
+    "Who is the White Rabbit?",
+    "What did the Queen of Hearts shout?",
+    "Rosalind in the forest of Arden",
+    "Why did Alice drink from the bottle?",
+    "Orlando wrestles Charles",
+    "the the the",
+    "zzzz unknown words only",
+    "Alice Alice rabbit",
+];
+
+fn split(name: &str, text: &str) -> Vec<Node> {
+    let doc = Node::document(text).with_id(name);
+    SentenceSplitter::new()
+        .chunk_size(256)
+        .chunk_overlap(20)
+        .get_nodes_from_documents(&[doc])
+        .unwrap()
+}
+
+fn corpus() -> Vec<(String, String)> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../examples/data");
+    ["alice29.txt", "asyoulik.txt"]
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(format!("{root}/{f}")).unwrap();
+            // Several documents per book, so updates and deletions touch parts of it.
+            (f.to_string(), text)
+        })
+        .flat_map(|(f, text)| {
+            let parts: Vec<String> = text.split("\n\n\n").map(str::to_string).collect();
+            parts
+                .chunks(parts.len().div_ceil(6).max(1))
+                .enumerate()
+                .map(|(i, p)| (format!("{f}#{i}"), p.join("\n\n\n")))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Asserts the file's top `k` equals `BM25Retriever`'s over the stored nodes:
+/// the same scores, bit for bit, and the same nodes wherever scores differ.
+async fn assert_same_ranking(store: &SqliteStore, k: usize) {
+    let nodes = store.docstore().docs().await.unwrap();
+    let reference = BM25Retriever::from_defaults(nodes, k).unwrap();
+    let file = store.bm25_retriever().similarity_top_k(k);
+    for q in QUESTIONS {
+        let want = reference.retrieve_str(q);
+        let got = file.retrieve_str(q).unwrap();
+        let scores = |v: &[NodeWithScore]| v.iter().map(|n| n.score).collect::<Vec<_>>();
+        assert_eq!(scores(&got), scores(&want), "scores for {q:?}");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let tied = want
+                .iter()
+                .enumerate()
+                .any(|(j, o)| j != i && o.score == w.score)
+                || (i + 1 == want.len() && want.len() == k);
+            if !tied {
+                assert_eq!(g.node.node_id(), w.node.node_id(), "rank {i} for {q:?}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_keyword_index_ranks_as_bm25_retriever_through_updates_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("index.sqlite")).unwrap();
+    let docstore = store.docstore();
+    let docs = corpus();
+    assert!(docs.len() >= 6, "{}", docs.len());
+
+    // Batches, as an ingest writes them: one segment each.
+    for batch in docs.chunks(3) {
+        let nodes: Vec<Node> = batch.iter().flat_map(|(n, t)| split(n, t)).collect();
+        docstore.add_documents(&nodes, true, true).await.unwrap();
+    }
+    assert_same_ranking(&store, 4).await;
+
+    // A changed document: old nodes out, new ones in, inside one transaction.
+    let context = store.storage_context();
+    let tx = context.transaction().await.unwrap();
+    let (name, text) = &docs[1];
+    tx.storage_context()
+        .docstore
+        .delete_ref_doc(name)
+        .await
+        .unwrap();
+    let changed = split(name, &text.replace("Rabbit", "Hare"));
+    tx.storage_context()
+        .docstore
+        .add_documents(&changed, true, true)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_same_ranking(&store, 4).await;
+
+    // Deleting a third of the documents leaves tombstones, then merges.
+    for (name, _) in docs.iter().step_by(3) {
+        docstore.delete_ref_doc(name).await.unwrap();
+    }
+    assert_same_ranking(&store, 4).await;
+    assert_same_ranking(&store, 10).await;
+
+    // Re-adding a node under the same id replaces its counts, not adds to them.
+    let again = split(&docs[2].0, &docs[2].1);
+    docstore.add_documents(&again, true, true).await.unwrap();
+    docstore.add_documents(&again, true, true).await.unwrap();
+    assert_same_ranking(&store, 4).await;
+
+    // Many small writes (more segments than the merge threshold) stay equal.
+    for (name, text) in docs.iter().skip(1).step_by(3) {
+        for node in split(name, text).chunks(1).take(6) {
+            docstore.add_documents(node, true, true).await.unwrap();
+        }
+    }
+    assert_same_ranking(&store, 4).await;
+}
+
+#[tokio::test]
+async fn a_rolled_back_transaction_leaves_the_keyword_index_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("index.sqlite")).unwrap();
+    let docs = corpus();
+    let first: Vec<Node> = split(&docs[0].0, &docs[0].1);
+    store
+        .docstore()
+        .add_documents(&first, true, true)
+        .await
+        .unwrap();
+    let before = store.bm25_retriever().retrieve_str("Alice rabbit").unwrap();
+
+    let context = store.storage_context();
+    let tx = context.transaction().await.unwrap();
+    let more: Vec<Node> = split(&docs[1].0, &docs[1].1);
+    tx.storage_context()
+        .docstore
+        .add_documents(&more, true, true)
+        .await
+        .unwrap();
+    tx.storage_context()
+        .docstore
+        .delete_ref_doc(&docs[0].0)
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+
+    let after = store.bm25_retriever().retrieve_str("Alice rabbit").unwrap();
+    assert!(!before.is_empty());
+    assert_eq!(
+        before
+            .iter()
+            .map(|n| (n.node.node_id().to_string(), n.score))
+            .collect::<Vec<_>>(),
+        after
+            .iter()
+            .map(|n| (n.node.node_id().to_string(), n.score))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn nodes_stored_before_the_keyword_index_are_indexed_when_the_file_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    let docs = corpus();
+    let nodes = split(&docs[0].0, &docs[0].1);
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store
+            .docstore()
+            .add_documents(&nodes, true, true)
+            .await
+            .unwrap();
+    }
+    // Turn the file back into a schema-2 file: no keyword tables.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DROP TABLE bm25_docs; DROP TABLE bm25_postings; DROP TABLE bm25_deleted;
+         DELETE FROM meta WHERE key LIKE 'bm25_%';
+         UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+    )
+    .unwrap();
+    drop(conn);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 3);
+    let hits = store.bm25_retriever().retrieve_str("White Rabbit").unwrap();
+    assert!(!hits.is_empty());
+    assert_same_ranking(&store, 4).await;
+}
