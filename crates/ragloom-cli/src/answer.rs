@@ -2,51 +2,20 @@
 //! then either generate an answer with the LLM or show the best passages.
 
 use crate::error::CliError;
-use crate::ingest::{open_nodes, open_vectors};
 use crate::out;
 use crate::source::Source;
-use crate::store::IndexDir;
+use crate::store::{self, IndexDir};
 use crate::ui::Ui;
-use async_trait::async_trait;
 use futures::StreamExt;
+use ragloom::indices::VectorStoreIndex;
 use ragloom::node_parser::PunktSentenceTokenizer;
 use ragloom::query_engine::{QueryEngine, RetrieverQueryEngine};
 use ragloom::retrievers::Bm25Tokenizer;
-use ragloom::retrievers::{BM25Retriever, FusionMode, QueryFusionRetriever, Retriever};
-use ragloom::storage::docstore::{DocStore, SimpleDocumentStore};
-use ragloom::vector_stores::{SimpleVectorStore, VectorStore, VectorStoreQuery};
-use ragloom::{Embedding, Llm, NodeWithScore, ProviderSpec, QueryBundle};
+use ragloom::retrievers::{FusionMode, QueryFusionRetriever, Retriever};
+use ragloom::{Llm, NodeWithScore, ProviderSpec, QueryBundle};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-
-/// Dense retrieval over the index's own vector store and node store.
-#[derive(Debug)]
-struct VectorRetriever {
-    embed: Arc<dyn Embedding>,
-    vectors: Arc<SimpleVectorStore>,
-    nodes: Arc<SimpleDocumentStore>,
-    top_k: usize,
-}
-
-#[async_trait]
-impl Retriever for VectorRetriever {
-    async fn retrieve(&self, query: &QueryBundle) -> ragloom::Result<Vec<NodeWithScore>> {
-        let embedding = self.embed.embed_query(&query.query_str).await?;
-        let result = self
-            .vectors
-            .query(&VectorStoreQuery::new(embedding, self.top_k))
-            .await?;
-        let mut out = Vec::with_capacity(result.ids.len());
-        for (id, score) in result.ids.iter().zip(result.similarities) {
-            out.push(NodeWithScore {
-                node: self.nodes.get_node(id).await?,
-                score: Some(score),
-            });
-        }
-        Ok(out)
-    }
-}
 
 /// An opened index, ready to answer.
 #[derive(Debug)]
@@ -91,7 +60,8 @@ pub struct Answer {
 }
 
 impl Engine {
-    /// Opens the index of `source` with the configured providers.
+    /// Opens the index of `source` with the configured providers. Nothing
+    /// is loaded but what the retrievers read per query.
     pub async fn open(
         source: Source,
         index: &IndexDir,
@@ -99,36 +69,33 @@ impl Engine {
         top_k: usize,
         ui: &Ui,
     ) -> Result<Self, CliError> {
-        let manifest = index.manifest()?.ok_or_else(|| {
+        let nothing = || {
             CliError::no_input(
                 format!("nothing is ingested for {}", source.key),
                 format!("run `ragloom ingest {}` first", source.key),
             )
-        })?;
-        let nodes_store = Arc::new(open_nodes(index)?);
-        let nodes = nodes_store.docs().await?;
-        if nodes.is_empty() {
+        };
+        let store = index.open_live()?.ok_or_else(nothing)?;
+        let manifest = store::read_manifest(&store.kv())?.ok_or_else(nothing)?;
+        if manifest.last_ingest.nodes_total == 0 {
             return Err(CliError::no_input(
                 format!("the index of {} holds no text", source.key),
                 "add readable files to the folder and ingest it again",
             ));
         }
-        let bm25: Arc<dyn Retriever> = Arc::new(
-            BM25Retriever::builder()
-                .similarity_top_k(top_k)
-                .build(nodes)?,
-        );
+        let bm25: Arc<dyn Retriever> = Arc::new(store.bm25_retriever().similarity_top_k(top_k));
         let mut retriever = bm25.clone();
         let mut retrieval = "bm25";
-        if manifest.embed != ragloom::EmbedSpec::None {
-            if manifest.embed == spec.embed {
+        let built = &manifest.settings.embed;
+        if *built != ragloom::EmbedSpec::None {
+            if *built == spec.embed {
                 if let Some(embed) = spec.embed.build()? {
-                    let dense: Arc<dyn Retriever> = Arc::new(VectorRetriever {
-                        embed,
-                        vectors: Arc::new(open_vectors(index)?),
-                        nodes: nodes_store.clone(),
-                        top_k,
-                    });
+                    let index = VectorStoreIndex::builder(embed)
+                        .storage_context(store.storage_context())
+                        .load_or_create()
+                        .await?;
+                    let dense: Arc<dyn Retriever> =
+                        Arc::new(index.as_retriever().similarity_top_k(top_k));
                     retriever = Arc::new(
                         QueryFusionRetriever::builder(vec![dense, bm25])
                             .mode(FusionMode::ReciprocalRank)
@@ -141,7 +108,7 @@ impl Engine {
             } else {
                 ui.warn(&format!(
                     "the index was embedded with {} but {} is configured: using BM25 only (ingest again to re-embed)",
-                    manifest.embed.label(),
+                    built.label(),
                     spec.embed.label()
                 ));
             }

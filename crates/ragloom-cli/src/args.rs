@@ -102,6 +102,8 @@ pub struct RagArgs {
     /// Drop the stored index of these files before anything else.
     #[arg(long)]
     pub clear: bool,
+    #[command(flatten)]
+    pub ingest: IngestFlags,
 }
 
 /// `ragloom ingest`.
@@ -109,6 +111,39 @@ pub struct RagArgs {
 pub struct IngestArgs {
     /// The folder, file or glob to ingest.
     pub files: String,
+    #[command(flatten)]
+    pub ingest: IngestFlags,
+}
+
+/// How an ingest runs.
+#[derive(Debug, Args, Clone, Default)]
+pub struct IngestFlags {
+    /// Tokens per chunk (default: the index's, else 1024). A change builds a
+    /// new index beside the current one, which it replaces once complete.
+    #[arg(long, value_name = "TOKENS")]
+    pub chunk_size: Option<usize>,
+    /// Tokens shared by neighbouring chunks (default: the index's, else 200).
+    #[arg(long, value_name = "TOKENS")]
+    pub chunk_overlap: Option<usize>,
+    /// Let an ingest that finds no file, or no text, empty the index
+    /// (otherwise the index is kept and the ingest fails).
+    #[arg(long)]
+    pub prune: bool,
+    /// Fail at once if another ingest of the same folder is running, instead of waiting for it.
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+impl IngestFlags {
+    /// The options of the ingest.
+    pub fn options(&self) -> crate::ingest::IngestOptions {
+        crate::ingest::IngestOptions {
+            chunk_size: self.chunk_size,
+            chunk_overlap: self.chunk_overlap,
+            prune: self.prune,
+            no_wait: self.no_wait,
+        }
+    }
 }
 
 /// `ragloom query`.

@@ -1,240 +1,514 @@
-//! `ragloom ingest`: read the source, run the ingestion pipeline against its
-//! stored state, and write back only what changed.
+//! `ragloom ingest`: list the source, read only what changed, and bring the
+//! index up to date in one transaction of its SQLite file.
+//!
+//! Files whose size and modification time are unchanged are not read again;
+//! the others are read in batches and refreshed through the library's
+//! `VectorStoreIndex::refresh_ref_docs` (or, without an embedding model, the
+//! same plan applied to the docstore, whose keyword index follows it). A kill
+//! at any moment leaves the last commit; a second ingest waits for the first.
 
-use crate::error::CliError;
+use crate::error::{CliError, exit};
 use crate::source::{Source, SourceKind};
-use crate::store::{IndexDir, IngestSummary, MANIFEST_FORMAT, Manifest};
-use crate::ui::Ui;
-use async_trait::async_trait;
-use ragloom::ingestion::{DocstoreStrategy, IngestionPipeline};
-use ragloom::readers::SimpleDirectoryReader;
-use ragloom::storage::docstore::{DocStore, SimpleDocumentStore};
-use ragloom::vector_stores::{
-    MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQuery, VectorStoreQueryResult,
+use crate::store::{
+    self, BuildSettings, FileRecord, IndexDir, IngestSummary, MANIFEST_FORMAT, Manifest,
 };
-use ragloom::{EmbedSpec, Embedding, Node, SentenceSplitter};
-use std::collections::BTreeSet;
+use crate::ui::Ui;
+use ragloom::indices::RefreshPlan;
+use ragloom::indices::VectorStoreIndex;
+use ragloom::ingestion::run_transformations_parallel;
+use ragloom::readers::SimpleDirectoryReader;
+use ragloom::sqlite::{CachedEmbedding, SqliteStore};
+use ragloom::storage::StorageContext;
+use ragloom::transform::TransformComponent;
+use ragloom::{Embedding, Node, ProviderSpec, SentenceSplitter};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Builds the reader for `source`.
-fn reader(source: &Source, ui: &Ui) -> Result<SimpleDirectoryReader, CliError> {
-    let reader = match &source.kind {
-        SourceKind::Folder => SimpleDirectoryReader::new(&source.base).recursive(true),
-        SourceKind::File(path) => SimpleDirectoryReader::from_files([path.clone()]),
-        SourceKind::Glob(pattern) => {
-            let files = source.glob_files()?.unwrap_or_default();
-            if files.is_empty() {
-                return Err(CliError::no_input(
-                    format!("no file under {} matches {pattern}", source.base.display()),
-                    "check the glob; quote it so the shell does not expand it",
-                ));
-            }
-            SimpleDirectoryReader::from_files(files)
-        }
-    };
-    let reader = reader
+/// The splitter's defaults (LlamaIndex's `SentenceSplitter`).
+pub const DEFAULT_CHUNK_SIZE: usize = 1024;
+pub const DEFAULT_CHUNK_OVERLAP: usize = 200;
+/// A batch of files read and written together, at most this many bytes...
+const BATCH_BYTES: u64 = 16 << 20;
+/// ...and this many files.
+const BATCH_FILES: usize = 512;
+
+/// How to ingest.
+#[derive(Clone, Debug, Default)]
+pub struct IngestOptions {
+    /// Splitter settings; `None` keeps the index's (or the defaults).
+    pub chunk_size: Option<usize>,
+    pub chunk_overlap: Option<usize>,
+    /// Allow an ingest that finds no file to empty the index.
+    pub prune: bool,
+    /// Fail at once if another ingest is writing, instead of waiting.
+    pub no_wait: bool,
+}
+
+/// A file found in the source, with what `stat` says.
+struct Listed {
+    path: String,
+    size: u64,
+    mtime_ns: i128,
+}
+
+fn nanos(t: SystemTime) -> i128 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    }
+}
+
+fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A reader with the command line's settings, for `files`.
+fn reader(files: Vec<PathBuf>) -> SimpleDirectoryReader {
+    let reader = SimpleDirectoryReader::from_files(files)
         .filename_as_id(true)
-        .num_workers(std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .show_progress(ui.progress());
+        .num_workers(workers());
     #[cfg(feature = "file-readers")]
     let reader = {
         use ragloom::file_readers::SimpleDirectoryReaderExt;
         reader.with_default_file_extractors()
     };
-    Ok(reader)
+    reader
 }
 
-/// Opens the node store, or an empty one.
-pub fn open_nodes(index: &IndexDir) -> Result<SimpleDocumentStore, CliError> {
-    let path = index.nodes_path();
-    if path.exists() {
-        Ok(SimpleDocumentStore::from_persist_path(&path)?)
-    } else {
-        Ok(SimpleDocumentStore::new())
-    }
-}
-
-/// Opens the vector store, or an empty one.
-pub fn open_vectors(index: &IndexDir) -> Result<SimpleVectorStore, CliError> {
-    let path = index.vectors_path();
-    if path.exists() {
-        Ok(SimpleVectorStore::from_persist_path(&path)?)
-    } else {
-        Ok(SimpleVectorStore::new())
-    }
-}
-
-/// The index's stores seen by the pipeline as one vector store, so the
-/// pipeline's own upserts and deletions reach the text of the nodes too.
-///
-/// Without a vector store LlamaIndex's pipeline (and ragloom's) falls back to
-/// `DuplicatesOnly`, which would skip a file whose content another file
-/// already has; with this one it keeps `UpsertsAndDelete`. The pipeline hands
-/// over embedded nodes only, so without an embedding model the caller adds
-/// the text nodes itself.
-#[derive(Debug)]
-struct IndexStores {
-    nodes: Arc<SimpleDocumentStore>,
-    vectors: Arc<SimpleVectorStore>,
-}
-
-#[async_trait]
-impl VectorStore for IndexStores {
-    fn stores_text(&self) -> bool {
-        true
-    }
-
-    async fn add(&self, nodes: &[Node]) -> ragloom::Result<Vec<String>> {
-        let ids = self.vectors.add(nodes).await?;
-        add_text(&self.nodes, nodes).await?;
-        Ok(ids)
-    }
-
-    async fn delete(&self, ref_doc_id: &str) -> ragloom::Result<()> {
-        self.nodes.try_delete_ref_doc(ref_doc_id)?;
-        self.vectors.delete(ref_doc_id).await
-    }
-
-    async fn delete_nodes(
-        &self,
-        node_ids: &[String],
-        filters: Option<&MetadataFilters>,
-    ) -> ragloom::Result<()> {
-        for id in node_ids {
-            self.nodes.try_delete_document(id)?;
+/// The files of `source` with their size and modification time; files that
+/// cannot be listed or stat'ed are returned apart.
+fn list(source: &Source) -> Result<(Vec<Listed>, Vec<(String, String)>), CliError> {
+    let paths: Vec<PathBuf> = match &source.kind {
+        SourceKind::Folder => {
+            let reader = SimpleDirectoryReader::new(&source.base).recursive(true);
+            #[cfg(feature = "file-readers")]
+            let reader = {
+                use ragloom::file_readers::SimpleDirectoryReaderExt;
+                reader.with_default_file_extractors()
+            };
+            match reader.input_files() {
+                Ok(files) => files,
+                // An empty folder is a listing with no file, not an error.
+                Err(ragloom::Error::NotFound(_)) => Vec::new(),
+                Err(e) => return Err(e.into()),
+            }
         }
-        self.vectors.delete_nodes(node_ids, filters).await
-    }
-
-    async fn query(&self, _query: &VectorStoreQuery) -> ragloom::Result<VectorStoreQueryResult> {
-        Err(ragloom::Error::Unsupported(
-            "the ingest stores are written, not queried".into(),
-        ))
-    }
-
-    async fn clear(&self) -> ragloom::Result<()> {
-        for id in self.nodes.get_all_ref_doc_info().await?.into_keys() {
-            self.nodes.try_delete_ref_doc(&id)?;
+        SourceKind::File(path) => vec![path.clone()],
+        SourceKind::Glob(_) => source.glob_files()?.unwrap_or_default(),
+    };
+    let mut listed = Vec::with_capacity(paths.len());
+    let mut failed = Vec::new();
+    for path in paths {
+        let key = path.display().to_string();
+        match std::fs::metadata(&path) {
+            Ok(m) => listed.push(Listed {
+                path: key,
+                size: m.len(),
+                mtime_ns: m.modified().map(nanos).unwrap_or(0),
+            }),
+            Err(e) => failed.push((key, e.to_string())),
         }
-        self.vectors.clear().await
+    }
+    Ok((listed, failed))
+}
+
+/// Where refreshed documents go: a vector index when there is an embedding
+/// model, else the docstore alone (retrieval is then BM25 over its keyword index).
+enum Writer {
+    Vectors(VectorStoreIndex),
+    Text {
+        context: StorageContext,
+        transformations: Vec<Arc<dyn TransformComponent>>,
+    },
+}
+
+impl Writer {
+    /// Refreshes `docs`; returns, per document, whether it was written.
+    async fn refresh(&self, docs: &[Node]) -> ragloom::Result<Vec<bool>> {
+        match self {
+            Writer::Vectors(index) => index.refresh_ref_docs(docs).await,
+            Writer::Text {
+                context,
+                transformations,
+            } => {
+                let docstore = &context.docstore;
+                let plan = RefreshPlan::new(docstore.as_ref(), docs).await?;
+                self.delete(&plan.changed).await?;
+                let (documents, hashes): (Vec<Node>, Vec<(String, String)>) = plan
+                    .to_write
+                    .into_iter()
+                    .map(|(d, h)| {
+                        let key = (d.id_.clone(), h);
+                        (d, key)
+                    })
+                    .unzip();
+                let nodes =
+                    run_transformations_parallel(documents, transformations, workers()).await?;
+                docstore.add_documents(&nodes, true, true).await?;
+                for (id, hash) in hashes {
+                    docstore.set_document_hash(&id, &hash).await?;
+                }
+                Ok(plan.written)
+            }
+        }
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+    /// Removes documents and their nodes (unknown ids are no error).
+    async fn delete(&self, ids: &[String]) -> ragloom::Result<()> {
+        match self {
+            Writer::Vectors(index) => index.delete_ref_docs(ids, true).await,
+            Writer::Text { context, .. } => {
+                for id in ids {
+                    match context.docstore.delete_ref_doc(id).await {
+                        Ok(()) | Err(ragloom::Error::NotFound(_)) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn context(&self) -> &StorageContext {
+        match self {
+            Writer::Vectors(index) => index.storage_context(),
+            Writer::Text { context, .. } => context,
+        }
+    }
+
+    /// How many nodes the documents `ids` have now.
+    async fn node_count(&self, ids: &[String]) -> ragloom::Result<usize> {
+        let docstore = &self.context().docstore;
+        let mut n = 0;
+        for id in ids {
+            n += docstore
+                .get_ref_doc_info(id)
+                .await?
+                .map_or(0, |i| i.node_ids.len());
+        }
+        Ok(n)
     }
 }
 
-/// Adds `nodes` to the node store without their vectors (those live in the vector store).
-async fn add_text(store: &SimpleDocumentStore, nodes: &[Node]) -> ragloom::Result<()> {
-    let nodes: Vec<Node> = nodes
-        .iter()
-        .map(|n| {
-            let mut n = n.clone();
-            n.embedding = None;
-            n
-        })
-        .collect();
-    store.add_documents(&nodes, true, true).await
+/// The settings this ingest builds with: the flags, else the live index's, else the defaults.
+pub fn settings_for(
+    opts: &IngestOptions,
+    spec: &ProviderSpec,
+    live: Option<&Manifest>,
+) -> Result<BuildSettings, CliError> {
+    let chunk_size = opts
+        .chunk_size
+        .or(live.map(|m| m.settings.chunk_size))
+        .unwrap_or(DEFAULT_CHUNK_SIZE);
+    let chunk_overlap = opts
+        .chunk_overlap
+        .or(live.map(|m| m.settings.chunk_overlap))
+        .unwrap_or(DEFAULT_CHUNK_OVERLAP.min(chunk_size.saturating_sub(1)));
+    if chunk_size == 0 || chunk_overlap >= chunk_size {
+        return Err(CliError::new(
+            exit::USAGE,
+            format!(
+                "--chunk-overlap ({chunk_overlap}) must be smaller than --chunk-size ({chunk_size})"
+            ),
+            "e.g. --chunk-size 512 --chunk-overlap 50",
+        ));
+    }
+    Ok(BuildSettings {
+        embed: spec.embed.clone(),
+        chunk_size,
+        chunk_overlap,
+    })
 }
 
-/// Ingests `source` into `index`, embedding with `embed` when given.
+/// Starts the ingest's transaction, saying so when another ingest makes it wait.
+async fn begin(
+    store: &SqliteStore,
+    ui: &Ui,
+) -> Result<ragloom::sqlite::SqliteTransaction, CliError> {
+    let begin = store.begin();
+    tokio::pin!(begin);
+    let result = tokio::select! {
+        r = &mut begin => r,
+        () = tokio::time::sleep(Duration::from_secs(1)) => {
+            ui.note("waiting for another ingest of this folder to finish ...");
+            begin.await
+        }
+    };
+    result.map_err(|e| {
+        if e.to_string().contains("another process is writing") {
+            CliError::new(
+                exit::FAILURE,
+                "another ingest of this folder is running",
+                "wait for it to finish, or run without --no-wait to wait for it",
+            )
+        } else {
+            e.into()
+        }
+    })
+}
+
+/// Ingests `source` into `index`.
 pub async fn ingest(
     source: &Source,
     index: &IndexDir,
-    embed_spec: &EmbedSpec,
-    embed: Option<Arc<dyn Embedding>>,
+    spec: &ProviderSpec,
+    opts: &IngestOptions,
     ui: &Ui,
 ) -> Result<IngestSummary, CliError> {
     let started = Instant::now();
-    let previous = index.manifest()?;
-    if let Some(m) = &previous {
-        if &m.embed != embed_spec {
+    let live_path = index.live_db()?;
+    let live_manifest = match index.open_live() {
+        Ok(Some(live)) => store::read_manifest(&live.kv())?,
+        _ => None,
+    };
+    let settings = settings_for(opts, spec, live_manifest.as_ref())?;
+    let db_path = index.db_path(&settings);
+    if let (Some(_), Some(m)) = (&live_path, &live_manifest) {
+        if m.settings != settings {
             ui.note(&format!(
-                "the embedding model changed ({} → {}): rebuilding the index",
-                m.embed.label(),
-                embed_spec.label()
+                "the settings changed ({}): building a new index beside the current one; it replaces it once complete",
+                describe_change(&m.settings, &settings)
             ));
-            index.clear()?;
         }
     }
-    let previous = index.manifest()?;
+    // The model is built (and so checked) before anything is written; its
+    // vectors are cached by content in their own file, committed as they
+    // come, so a failed or killed ingest keeps the embedding work done.
+    let embed: Option<Arc<dyn Embedding>> = match spec.embed.build()? {
+        Some(inner) => {
+            let cache = SqliteStore::open(index.embeddings_path())?;
+            let key = serde_json::to_string(&spec.embed).map_err(ragloom::Error::from)?;
+            Some(Arc::new(CachedEmbedding::new(inner, cache, key)))
+        }
+        None => None,
+    };
 
-    let report = reader(source, ui)?.load_data_with_report().await?;
-    for (path, err) in &report.errors {
-        ui.warn(&format!("skipped {}: {err}", path.display()));
+    let store = store::open_build(&db_path, opts.no_wait)?;
+    let tx = begin(&store, ui).await?;
+    let kv = tx.kv();
+    let manifest = store::read_manifest(&kv)?;
+    let previous = store::read_files(&kv)?;
+    let listed_at_ns = nanos(SystemTime::now());
+    let (listed, unlisted) = list(source)?;
+    // Racy files (modified in the second the last listing ran, or later) are read again.
+    let racy_from = manifest.as_ref().map_or(i128::MIN, |m| {
+        m.listed_at_ns - m.listed_at_ns.rem_euclid(1_000_000_000)
+    });
+    let mut summary = IngestSummary {
+        files: listed.len(),
+        ..Default::default()
+    };
+    // Everything still there, readable or not: only the rest is gone.
+    let present: BTreeSet<String> = unlisted
+        .iter()
+        .map(|(p, _)| p.clone())
+        .chain(listed.iter().map(|f| f.path.clone()))
+        .collect();
+    let mut to_read: Vec<Listed> = Vec::new();
+    for file in listed {
+        match previous.get(&file.path) {
+            Some(r)
+                if r.size == file.size
+                    && r.mtime_ns == file.mtime_ns
+                    && file.mtime_ns < racy_from =>
+            {
+                summary.files_unchanged += 1;
+            }
+            _ => to_read.push(file),
+        }
     }
-    let documents = report.documents;
-    if documents.is_empty() && previous.is_none() {
+    let gone: Vec<String> = previous
+        .keys()
+        .filter(|p| !present.contains(*p))
+        .cloned()
+        .collect();
+    for (path, err) in &unlisted {
+        ui.warn(&format!(
+            "skipped {path}: {err} (its earlier nodes are kept)"
+        ));
+        summary.failed_files += 1;
+    }
+    if summary.files == 0 && unlisted.is_empty() && !opts.prune {
+        let held = !previous.is_empty();
         return Err(CliError::no_input(
             format!("no readable files in {}", source.key),
-            "point --files at a folder with text, Markdown or PDF files",
+            if held {
+                "the index is kept as it was; to empty it, ingest with --prune".to_string()
+            } else {
+                "point --files at a folder with text, Markdown or PDF files".to_string()
+            },
         ));
     }
-    let files: BTreeSet<&str> = documents
-        .iter()
-        .filter_map(|d| d.metadata.get("file_path").and_then(|v| v.as_str()))
-        .collect();
-    let files = files.len();
 
-    let stores = Arc::new(IndexStores {
-        nodes: Arc::new(open_nodes(index)?),
-        vectors: Arc::new(open_vectors(index)?),
+    let splitter: Arc<dyn TransformComponent> = Arc::new(
+        SentenceSplitter::new()
+            .chunk_size(settings.chunk_size)
+            .chunk_overlap(settings.chunk_overlap),
+    );
+    let context = tx.storage_context().clone();
+    let writer = match &embed {
+        Some(e) => Writer::Vectors(
+            VectorStoreIndex::builder(e.clone())
+                .storage_context(context)
+                .transformations(vec![splitter])
+                .num_workers(workers())
+                .show_progress(ui.progress())
+                .load_or_create()
+                .await?,
+        ),
+        None => Writer::Text {
+            context,
+            transformations: vec![splitter],
+        },
+    };
+
+    let bar = ui.progress().then(|| {
+        let bar = indicatif::ProgressBar::new(to_read.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{msg} {wide_bar} {pos}/{len} files")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar.set_message("Ingesting");
+        bar
     });
-    let mut pipeline = IngestionPipeline::new(vec![Arc::new(SentenceSplitter::new())])
-        .docstore(Arc::new(SimpleDocumentStore::new()))
-        .vector_store(stores.clone())
-        .docstore_strategy(DocstoreStrategy::UpsertsAndDelete)
-        .num_workers(std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .show_progress(ui.progress());
-    if let Some(e) = &embed {
-        pipeline = pipeline.embedding(e.clone());
+    let mut records: Vec<(String, FileRecord)> = Vec::new();
+    let mut rest = to_read.as_slice();
+    while !rest.is_empty() {
+        let mut bytes = 0u64;
+        let take = rest
+            .iter()
+            .take_while(|f| {
+                bytes += f.size;
+                bytes <= BATCH_BYTES
+            })
+            .count()
+            .clamp(1, BATCH_FILES);
+        let (batch, tail) = rest.split_at(take.min(rest.len()));
+        rest = tail;
+        let report = reader(batch.iter().map(|f| PathBuf::from(&f.path)).collect())
+            .load_data_with_report()
+            .await?;
+        let failed: BTreeSet<String> = report
+            .errors
+            .iter()
+            .map(|(p, _)| p.display().to_string())
+            .collect();
+        for (path, err) in &report.errors {
+            ui.warn(&format!(
+                "skipped {}: {err} (its earlier nodes are kept)",
+                path.display()
+            ));
+        }
+        summary.failed_files += failed.len();
+        let mut docs_of: HashMap<String, Vec<String>> = HashMap::new();
+        for d in &report.documents {
+            if let Some(p) = d.metadata.get("file_path").and_then(|v| v.as_str()) {
+                docs_of
+                    .entry(p.to_string())
+                    .or_default()
+                    .push(d.id_.clone());
+            }
+        }
+        // Documents a re-read file no longer yields (a PDF that lost pages).
+        let mut stale: Vec<String> = Vec::new();
+        for f in batch.iter().filter(|f| !failed.contains(&f.path)) {
+            let now = docs_of.remove(&f.path).unwrap_or_default();
+            if let Some(before) = previous.get(&f.path) {
+                stale.extend(before.docs.iter().filter(|d| !now.contains(d)).cloned());
+            }
+            records.push((
+                f.path.clone(),
+                FileRecord {
+                    size: f.size,
+                    mtime_ns: f.mtime_ns,
+                    docs: now,
+                },
+            ));
+        }
+        summary.deleted += stale.len();
+        writer.delete(&stale).await?;
+        let written = writer.refresh(&report.documents).await?;
+        let written_ids: Vec<String> = report
+            .documents
+            .iter()
+            .zip(&written)
+            .filter(|(_, w)| **w)
+            .map(|(d, _)| d.id_.clone())
+            .collect();
+        summary.documents += report.documents.len();
+        summary.ingested += written_ids.len();
+        summary.unchanged += report.documents.len() - written_ids.len();
+        summary.nodes_written += writer.node_count(&written_ids).await?;
+        if let Some(bar) = &bar {
+            bar.inc(batch.len() as u64);
+        }
     }
-    pipeline.load_if_present(index.pipeline_dir()).await?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
 
-    // Stores change only after every transformation succeeded: if splitting
-    // or embedding fails, nothing stored changes.
-    let out = pipeline.run_with_stats(documents).await?;
-    if embed.is_none() {
-        add_text(&stores.nodes, &out.nodes).await?;
+    let gone_docs: Vec<String> = gone
+        .iter()
+        .filter_map(|p| previous.get(p))
+        .flat_map(|r| r.docs.iter().cloned())
+        .collect();
+    summary.deleted += gone_docs.len();
+    writer.delete(&gone_docs).await?;
+    if embed.is_some() {
+        summary.nodes_embedded = summary.nodes_written;
     }
-    let nodes_written = out.nodes.len();
-    let nodes_embedded = out.nodes.iter().filter(|n| n.embedding.is_some()).count();
-    let nodes_total: usize = stores
-        .nodes
+    summary.nodes_total = writer
+        .context()
+        .docstore
         .get_all_ref_doc_info()
         .await?
         .values()
         .map(|r| r.node_ids.len())
         .sum();
-
-    pipeline.persist(index.pipeline_dir()).await?;
-    stores.nodes.persist(&index.nodes_path()).await?;
-    if embed.is_some() {
-        stores.vectors.persist(&index.vectors_path()).await?;
+    let held_before = manifest.as_ref().map_or(0, |m| m.last_ingest.nodes_total);
+    if summary.nodes_total == 0 && held_before > 0 && !opts.prune {
+        // Dropping the transaction rolls it back: the index stays as it was.
+        return Err(CliError::no_input(
+            format!("{} yields no text now", source.key),
+            "the index is kept as it was; to empty it, ingest with --prune",
+        ));
     }
-
-    let summary = IngestSummary {
-        files,
-        documents: out.stats.documents,
-        unchanged: out.stats.skipped,
-        ingested: out.stats.transformed,
-        replaced: out.stats.replaced,
-        deleted: out.stats.deleted,
-        failed_files: report.errors.len(),
-        nodes_written,
-        nodes_total,
-        nodes_embedded,
-        millis: started.elapsed().as_millis() as u64,
-    };
+    store::write_files(&kv, &records, &gone)?;
+    summary.millis = started.elapsed().as_millis() as u64;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    index.write_manifest(&Manifest {
-        format: MANIFEST_FORMAT,
-        source: source.key.clone(),
-        embed: embed_spec.clone(),
-        created: previous.map(|m| m.created).unwrap_or_else(|| now.clone()),
-        updated: now,
-        last_ingest: summary.clone(),
-    })?;
+    store::write_manifest(
+        &kv,
+        &Manifest {
+            format: MANIFEST_FORMAT,
+            source: source.key.clone(),
+            settings,
+            created: manifest.map(|m| m.created).unwrap_or_else(|| now.clone()),
+            updated: now,
+            listed_at_ns,
+            last_ingest: summary.clone(),
+        },
+    )?;
+    tx.commit().await?;
+    index.make_live(&db_path)?;
     Ok(summary)
+}
+
+fn describe_change(old: &BuildSettings, new: &BuildSettings) -> String {
+    let mut parts = Vec::new();
+    if old.embed != new.embed {
+        parts.push(format!(
+            "embedding model {} → {}",
+            old.embed.label(),
+            new.embed.label()
+        ));
+    }
+    if (old.chunk_size, old.chunk_overlap) != (new.chunk_size, new.chunk_overlap) {
+        parts.push(format!(
+            "chunks {}/{} → {}/{}",
+            old.chunk_size, old.chunk_overlap, new.chunk_size, new.chunk_overlap
+        ));
+    }
+    parts.join(", ")
 }

@@ -82,7 +82,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 ui.note(&format!("cleared the index of {}", source.key));
             }
             if a.files.is_some() {
-                let summary = run_ingest(&source, &index, &spec, &ui).await?;
+                let summary = run_ingest(&source, &index, &spec, &a.ingest.options(), &ui).await?;
                 if a.question.is_none() && !a.chat {
                     report_ingest(&source, &summary, &ui)?;
                 }
@@ -103,7 +103,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Ingest(a) => {
             let source = Source::resolve(&a.files)?;
             let index = IndexDir::for_source(&root, &source);
-            let summary = run_ingest(&source, &index, &spec, &ui).await?;
+            let summary = run_ingest(&source, &index, &spec, &a.ingest.options(), &ui).await?;
             store::remember_last(&root, &source)?;
             report_ingest(&source, &summary, &ui)
         }
@@ -165,14 +165,16 @@ async fn run_ingest(
     source: &Source,
     index: &IndexDir,
     spec: &ProviderSpec,
+    opts: &ingest::IngestOptions,
     ui: &Ui,
 ) -> Result<IngestSummary, CliError> {
-    let embed = spec.embed.build()?;
     ui.note(&format!("Ingesting {} ...", source.key));
-    let summary = ingest::ingest(source, index, &spec.embed, embed, ui).await?;
+    let summary = ingest::ingest(source, index, spec, opts, ui).await?;
     ui.note(&format!(
-        "{} files, {} documents: {} new or changed, {} unchanged, {} deleted; {} nodes in the index ({} ms)",
+        "{} files ({} unchanged, {} failed), {} documents read: {} new or changed, {} unchanged; {} deleted; {} nodes in the index ({} ms)",
         summary.files,
+        summary.files_unchanged,
+        summary.failed_files,
         summary.documents,
         summary.ingested,
         summary.unchanged,
@@ -196,16 +198,17 @@ async fn status(
     spec: &ProviderSpec,
     ui: &Ui,
 ) -> Result<(), CliError> {
-    let manifest = index.manifest()?.ok_or_else(|| {
+    let nothing = || {
         CliError::no_input(
             format!("nothing is ingested for {}", source.key),
             format!("run `ragloom ingest {}`", source.key),
         )
-    })?;
-    let nodes = ingest::open_nodes(index)?;
+    };
+    let store = index.open_live()?.ok_or_else(nothing)?;
+    let manifest = store::read_manifest(&store.kv())?.ok_or_else(nothing)?;
     let refs = {
         use ragloom::storage::docstore::DocStore;
-        nodes.get_all_ref_doc_info().await?
+        store.docstore().get_all_ref_doc_info().await?
     };
     let node_count: usize = refs.values().map(|r| r.node_ids.len()).sum();
     let size = index.size_bytes();
@@ -216,7 +219,10 @@ async fn status(
             "size_bytes": size,
             "documents": refs.len(),
             "nodes": node_count,
-            "embed": manifest.embed,
+            "embed": manifest.settings.embed,
+            "chunk_size": manifest.settings.chunk_size,
+            "chunk_overlap": manifest.settings.chunk_overlap,
+            "schema_version": store.schema_version()?,
             "llm": spec.llm,
             "created": manifest.created,
             "updated": manifest.updated,
@@ -237,7 +243,7 @@ async fn status(
     ))?;
     out::line(format!(
         "embedding:   {}",
-        match manifest.embed {
+        match manifest.settings.embed {
             ragloom::EmbedSpec::None => "none (BM25 retrieval)".to_string(),
             ref e => format!("{} (hybrid retrieval)", e.label()),
         }
@@ -249,11 +255,22 @@ async fn status(
             ref l => l.label(),
         }
     ))?;
+    out::line(format!(
+        "chunks:      {} tokens, {} overlap",
+        manifest.settings.chunk_size, manifest.settings.chunk_overlap
+    ))?;
     out::line(format!("created:     {}", manifest.created))?;
     out::line(format!("updated:     {}", manifest.updated))?;
     out::line(format!(
-        "last ingest: {} new or changed, {} unchanged, {} deleted, {} failed files; {} nodes embedded; {} ms",
-        l.ingested, l.unchanged, l.deleted, l.failed_files, l.nodes_embedded, l.millis
+        "last ingest: {} files ({} unchanged, {} failed); {} documents new or changed, {} unchanged, {} deleted; {} nodes embedded; {} ms",
+        l.files,
+        l.files_unchanged,
+        l.failed_files,
+        l.ingested,
+        l.unchanged,
+        l.deleted,
+        l.nodes_embedded,
+        l.millis
     ))?;
     Ok(())
 }

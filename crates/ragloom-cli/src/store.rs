@@ -1,56 +1,100 @@
-//! Where an index lives: one folder per source under the persist root, with
-//! the pipeline's state, the nodes, the vectors and a manifest.
+//! Where an index lives: one folder per source under the persist root, holding
+//! the live build (one SQLite file) and the embedding cache shared by all builds.
 //!
 //! ```text
-//! <root>/indexes/<name>-<hash>/ragloom.json            the manifest (source, models, last ingest)
-//!                              pipeline/llama_cache    the ingestion cache   } LlamaIndex's
-//!                              pipeline/docstore.json  document hashes       } pipeline layout
-//!                              storage/docstore.json   the nodes             } LlamaIndex's
-//!                              storage/default__vector_store.json  vectors   } storage layout
-//! <root>/last.json                                     the source used last
+//! <root>/indexes/<name>-<hash>/current.json        which build is live (replaced atomically)
+//!                              index-<fp>.sqlite   nodes, hashes, keyword index, vectors,
+//!                                                  the files seen and the manifest: one
+//!                                                  transaction per ingest (+ -wal, -shm)
+//!                              embeddings.sqlite   vectors by content, per model
+//! <root>/last.json                                 the source used last
 //! ```
+//!
+//! `<fp>` is the fingerprint of what shapes the nodes and vectors (splitter
+//! settings, embedding model): a change builds a new file beside the live
+//! one, which is replaced only when the new build committed.
 
-use crate::error::CliError;
+use crate::error::{CliError, exit};
 use crate::source::Source;
 use ragloom::EmbedSpec;
+use ragloom::sqlite::{SqliteKv, SqliteOptions, SqliteStore};
+use ragloom::storage::kvstore::{KvBackend, KvValue};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The manifest's format version.
-pub const MANIFEST_FORMAT: u32 = 1;
+pub const MANIFEST_FORMAT: u32 = 2;
 
-/// What an index folder holds, written after every successful ingest.
+/// The kv collection of the manifest and of the files seen.
+const MANIFEST: &str = "ragloom/manifest";
+const FILES: &str = "ragloom/files";
+
+/// What shapes the nodes and the vectors; a change means a new build.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BuildSettings {
+    /// The embedding model the vectors are made with.
+    pub embed: EmbedSpec,
+    /// The sentence splitter's chunk size and overlap, in tokens.
+    pub chunk_size: usize,
+    pub chunk_overlap: usize,
+}
+
+impl BuildSettings {
+    /// A short stable name of these settings, used in the build's file name.
+    pub fn fingerprint(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        let digest = Sha256::digest(&json);
+        digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// What a build holds, written in the ingest's own transaction.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Manifest {
     pub format: u32,
     /// The source key (see [`Source::key`]).
     pub source: String,
-    /// The embedding model the vectors were made with.
-    pub embed: EmbedSpec,
+    pub settings: BuildSettings,
     /// RFC 3339 times.
     pub created: String,
     pub updated: String,
+    /// When the last ingest listed the files (Unix nanoseconds): a file
+    /// modified in that second or later is read again even if its size and
+    /// time match, as git does for racy entries.
+    pub listed_at_ns: i128,
     /// The last ingest.
     pub last_ingest: IngestSummary,
+}
+
+/// A file as the last ingest saw it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FileRecord {
+    pub size: u64,
+    pub mtime_ns: i128,
+    /// The documents read from it (a PDF page is one).
+    pub docs: Vec<String>,
 }
 
 /// What one ingest did.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct IngestSummary {
-    /// Files read (a PDF counts once).
+    /// Files found in the source.
     pub files: usize,
+    /// Files whose size and time were unchanged, so they were not read.
+    pub files_unchanged: usize,
     /// Documents read (a PDF page is one).
     pub documents: usize,
-    /// Documents skipped because they were unchanged.
+    /// Documents read but found unchanged (same hash).
     pub unchanged: usize,
     /// Documents split (and embedded) this time: new or changed.
     pub ingested: usize,
-    /// Of those, documents that replaced an earlier version.
-    pub replaced: usize,
-    /// Documents removed because their file vanished.
+    /// Documents removed because their file vanished (or no longer yields them).
     pub deleted: usize,
-    /// Files that could not be read.
+    /// Files that could not be read: their earlier nodes are kept.
     pub failed_files: usize,
     /// Nodes written this time.
     pub nodes_written: usize,
@@ -73,6 +117,20 @@ pub fn persist_root(flag: Option<&Path>) -> Result<PathBuf, CliError> {
             "give one with --persist-dir or RAGLOOM_PERSIST_DIR",
         )
     })
+}
+
+/// Which build is live.
+#[derive(Debug, Serialize, Deserialize)]
+struct Current {
+    db: String,
+}
+
+fn fs_error(what: &str, path: &Path, e: std::io::Error) -> CliError {
+    CliError::new(
+        exit::FAILURE,
+        format!("cannot {what} {}: {e}", path.display()),
+        "check the persist folder's permissions",
+    )
 }
 
 /// One source's index folder.
@@ -110,66 +168,86 @@ impl IndexDir {
         }
     }
 
-    pub fn manifest_path(&self) -> PathBuf {
-        self.dir.join("ragloom.json")
-    }
-    pub fn pipeline_dir(&self) -> PathBuf {
-        self.dir.join("pipeline")
-    }
-    pub fn storage_dir(&self) -> PathBuf {
-        self.dir.join("storage")
-    }
-    pub fn nodes_path(&self) -> PathBuf {
-        self.storage_dir().join("docstore.json")
-    }
-    pub fn vectors_path(&self) -> PathBuf {
-        self.storage_dir().join("default__vector_store.json")
+    fn current_path(&self) -> PathBuf {
+        self.dir.join("current.json")
     }
 
-    /// The manifest, `None` if nothing was ingested here yet.
-    pub fn manifest(&self) -> Result<Option<Manifest>, CliError> {
-        let path = self.manifest_path();
+    /// The file of the build with `settings`.
+    pub fn db_path(&self, settings: &BuildSettings) -> PathBuf {
+        self.dir
+            .join(format!("index-{}.sqlite", settings.fingerprint()))
+    }
+
+    /// The embedding cache, shared by every build of this source.
+    pub fn embeddings_path(&self) -> PathBuf {
+        self.dir.join("embeddings.sqlite")
+    }
+
+    /// The live build's file, `None` if nothing was ingested here yet.
+    pub fn live_db(&self) -> Result<Option<PathBuf>, CliError> {
+        let path = self.current_path();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(CliError::new(
-                    crate::error::exit::FAILURE,
-                    format!("cannot read {}: {e}", path.display()),
-                    "check the persist folder's permissions",
-                ));
-            }
+            Err(e) => return Err(fs_error("read", &path, e)),
         };
-        serde_json::from_str(&text).map(Some).map_err(|e| {
+        let current: Current = serde_json::from_str(&text).map_err(|e| {
             CliError::new(
-                crate::error::exit::FAILURE,
+                exit::FAILURE,
                 format!("{} is damaged: {e}", path.display()),
                 "rebuild the index with `ragloom rag --clear --files ...`",
             )
-        })
+        })?;
+        // Only a bare file name is accepted: the pointer never leads elsewhere.
+        if current.db.contains(['/', '\\']) || !current.db.ends_with(".sqlite") {
+            return Err(CliError::new(
+                exit::FAILURE,
+                format!("{} names an unexpected file", path.display()),
+                "rebuild the index with `ragloom rag --clear --files ...`",
+            ));
+        }
+        Ok(Some(self.dir.join(current.db)))
     }
 
-    /// Writes the manifest atomically.
-    pub fn write_manifest(&self, manifest: &Manifest) -> Result<(), CliError> {
-        let json = serde_json::to_vec_pretty(manifest).map_err(ragloom::Error::from)?;
-        ragloom::utils::write_atomic(&self.manifest_path(), |w| w.write_all(&json))?;
+    /// Makes `db` the live build (one atomic rename), then removes the
+    /// build it replaced. Queries that opened the old file keep reading it.
+    pub fn make_live(&self, db: &Path) -> Result<(), CliError> {
+        let previous = self.live_db()?;
+        let name = db
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let json = serde_json::to_vec(&Current { db: name }).map_err(ragloom::Error::from)?;
+        ragloom::utils::write_atomic(&self.current_path(), |w| w.write_all(&json))?;
+        if let Some(old) = previous.filter(|p| p != db) {
+            remove_db_files(&old);
+        }
         Ok(())
     }
 
-    /// Removes the whole index folder (`--clear`, or a change of embedding model).
+    /// Opens the live build, `None` if nothing was ingested yet.
+    pub fn open_live(&self) -> Result<Option<SqliteStore>, CliError> {
+        match self.live_db()? {
+            Some(path) if path.exists() => Ok(Some(SqliteStore::open(&path)?)),
+            Some(path) => Err(CliError::new(
+                exit::FAILURE,
+                format!("the index file {} is missing", path.display()),
+                "rebuild the index with `ragloom rag --clear --files ...`",
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// Removes the whole index folder (`--clear`).
     pub fn clear(&self) -> Result<(), CliError> {
         match std::fs::remove_dir_all(&self.dir) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(CliError::new(
-                crate::error::exit::FAILURE,
-                format!("cannot remove {}: {e}", self.dir.display()),
-                "check the persist folder's permissions",
-            )),
+            Err(e) => Err(fs_error("remove", &self.dir, e)),
         }
     }
 
-    /// Bytes on disk.
+    /// Bytes on disk: the live build (with its WAL) and the embedding cache.
     pub fn size_bytes(&self) -> u64 {
         walkdir::WalkDir::new(&self.dir)
             .into_iter()
@@ -179,6 +257,87 @@ impl IndexDir {
             .map(|m| m.len())
             .sum()
     }
+}
+
+/// Removes a build's file and SQLite's files beside it; best effort (a
+/// leftover file is only disk space).
+fn remove_db_files(db: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = db.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(p));
+    }
+}
+
+/// Opens (or creates) the build at `path`; with `no_wait` a write held by
+/// another ingest fails at once instead of waiting.
+pub fn open_build(path: &Path, no_wait: bool) -> Result<SqliteStore, CliError> {
+    let options = SqliteOptions {
+        busy_timeout: if no_wait {
+            Duration::ZERO
+        } else {
+            SqliteOptions::default().busy_timeout
+        },
+    };
+    Ok(SqliteStore::open_with(path, options)?)
+}
+
+fn decode<T: DeserializeOwned>(what: &str, v: KvValue) -> ragloom::Result<T> {
+    serde_json::from_value(serde_json::Value::Object(v))
+        .map_err(|e| ragloom::Error::InvalidInput(format!("the stored {what} is damaged: {e}")))
+}
+
+fn encode<T: Serialize>(v: &T) -> ragloom::Result<KvValue> {
+    match serde_json::to_value(v)? {
+        serde_json::Value::Object(m) => Ok(m),
+        _ => Err(ragloom::Error::Other("expected a JSON object".into())),
+    }
+}
+
+/// The manifest stored in a build, if any.
+pub fn read_manifest(kv: &SqliteKv) -> ragloom::Result<Option<Manifest>> {
+    kv.read(|t| {
+        t.get("manifest", MANIFEST)?
+            .map(|v| decode("manifest", v.into_owned()))
+            .transpose()
+    })
+}
+
+/// Writes the manifest (inside the ingest's transaction).
+pub fn write_manifest(kv: &SqliteKv, manifest: &Manifest) -> ragloom::Result<()> {
+    let value = encode(manifest)?;
+    kv.write(|t| t.put("manifest", value, MANIFEST))
+}
+
+/// Every file the last ingest saw, by path.
+pub fn read_files(kv: &SqliteKv) -> ragloom::Result<BTreeMap<String, FileRecord>> {
+    kv.read(|t| {
+        t.get_all(FILES)?
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), decode("file record", v.clone())?)))
+            .collect()
+    })
+}
+
+/// Records files as read now, and forgets `gone` ones (inside the ingest's transaction).
+pub fn write_files(
+    kv: &SqliteKv,
+    seen: &[(String, FileRecord)],
+    gone: &[String],
+) -> ragloom::Result<()> {
+    let values = seen
+        .iter()
+        .map(|(k, r)| Ok((k.clone(), encode(r)?)))
+        .collect::<ragloom::Result<Vec<_>>>()?;
+    kv.write(|t| {
+        for (k, v) in values {
+            t.put(&k, v, FILES)?;
+        }
+        for k in gone {
+            t.delete(k, FILES)?;
+        }
+        Ok(())
+    })
 }
 
 /// The record of the source used last, so `query`, `chat` and `status` need no `--files`.

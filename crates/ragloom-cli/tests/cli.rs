@@ -111,8 +111,14 @@ fn ingest_is_incremental() {
         .success();
     let s = status(home.path(), &data);
     assert_eq!(s["last_ingest"]["ingested"], 1, "{s}");
-    assert_eq!(s["last_ingest"]["replaced"], 1, "{s}");
-    assert_eq!(s["last_ingest"]["unchanged"], 1, "{s}");
+    // The other file is skipped by its size and time, or (written in the
+    // second of a listing) read again and found unchanged.
+    let l = &s["last_ingest"];
+    assert_eq!(
+        l["unchanged"].as_u64().unwrap() + l["files_unchanged"].as_u64().unwrap(),
+        1,
+        "{s}"
+    );
     assert_eq!(s["nodes"].as_u64().unwrap(), nodes_before, "{s}");
 
     // The old text is gone from the index; the new one answers.

@@ -3,11 +3,13 @@
 
 pub mod prompt_helper;
 pub mod query;
+pub mod refresh;
 pub mod summary;
 pub mod utils;
 pub mod vector_store;
 
 pub use prompt_helper::{DEFAULT_CHUNK_OVERLAP_RATIO, DEFAULT_PADDING, PromptHelper};
+pub use refresh::RefreshPlan;
 pub use summary::{
     SummaryIndex, SummaryIndexBuilder, SummaryIndexEmbeddingRetriever, SummaryIndexLLMRetriever,
     SummaryIndexRetriever,

@@ -28,6 +28,7 @@ mod keyword;
 mod kv;
 pub mod schema;
 mod transaction;
+pub use transaction::SqliteTransaction;
 mod vector_store;
 
 pub use bm25::SqliteBm25Retriever;
@@ -96,7 +97,7 @@ impl SqliteStore {
 
     /// The index store, reading the last commit.
     pub fn index_store(&self) -> Arc<SqliteIndexStore> {
-        Arc::new(KvIndexStore::from_backend(self.kv(Scope::Committed), None))
+        Arc::new(KvIndexStore::from_backend(self.kv(), None))
     }
 
     /// The vector store, reading the last commit.
@@ -110,10 +111,12 @@ impl SqliteStore {
         self.context_for(Scope::Committed)
     }
 
-    fn kv(&self, scope: Scope) -> Arc<SqliteKv> {
+    /// The file's key-value collections, reading the last commit (writes
+    /// commit at once; inside a transaction use [`SqliteTransaction::kv`]).
+    pub fn kv(&self) -> Arc<SqliteKv> {
         Arc::new(SqliteKv {
             db: Arc::clone(&self.db),
-            scope,
+            scope: Scope::Committed,
         })
     }
 
@@ -136,7 +139,13 @@ impl SqliteStore {
             Arc::clone(&self.db),
             scope.clone(),
         ));
-        context.index_store = Arc::new(KvIndexStore::from_backend(self.kv(scope.clone()), None));
+        context.index_store = Arc::new(KvIndexStore::from_backend(
+            Arc::new(SqliteKv {
+                db: Arc::clone(&self.db),
+                scope: scope.clone(),
+            }),
+            None,
+        ));
         context.vector_stores.insert(
             ragloom_core::vector_stores::DEFAULT_VECTOR_STORE.to_string(),
             Arc::new(self.vectors(scope.clone())),

@@ -1,17 +1,20 @@
 //! One ingest, one transaction: `BEGIN IMMEDIATE` on the writer (other
 //! processes' writers wait), every write through the transaction's stores, then `COMMIT`.
 
-use crate::SqliteStore;
 use crate::db::{Db, Scope, TxState};
+use crate::{SqliteKv, SqliteStore};
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::storage::{StorageContext, StoreTransaction, TransactionalStore};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-#[async_trait]
-impl TransactionalStore for SqliteStore {
-    async fn begin(&self) -> Result<Box<dyn StoreTransaction>> {
+impl SqliteStore {
+    /// Starts a transaction, waiting for this process's other transaction
+    /// and for other processes' writers (up to [`crate::SqliteOptions::busy_timeout`]).
+    /// The same as [`StorageContext::transaction`] on this store's context,
+    /// typed, so a program can also reach the transaction's [`SqliteKv`](crate::SqliteKv).
+    pub async fn begin(&self) -> Result<SqliteTransaction> {
         // One transaction at a time in this process; other processes wait in SQLite.
         let permit = Arc::clone(&self.db.turn).lock_owned().await;
         let db = Arc::clone(&self.db);
@@ -24,23 +27,54 @@ impl TransactionalStore for SqliteStore {
             permit: Mutex::new(Some(permit)),
         });
         let context = self.context_for(Scope::Tx(Arc::clone(&state)));
-        Ok(Box::new(SqliteTransaction {
+        Ok(SqliteTransaction {
             db: Arc::clone(&self.db),
             state,
             context,
-        }))
+        })
+    }
+}
+
+#[async_trait]
+impl TransactionalStore for SqliteStore {
+    async fn begin(&self) -> Result<Box<dyn StoreTransaction>> {
+        Ok(Box::new(SqliteStore::begin(self).await?))
     }
 }
 
 /// An open transaction on a [`SqliteStore`]; rolled back if dropped uncommitted.
 #[derive(Debug)]
-struct SqliteTransaction {
+pub struct SqliteTransaction {
     db: Arc<Db>,
     state: Arc<TxState>,
     context: StorageContext,
 }
 
 impl SqliteTransaction {
+    /// The stores of this transaction: their reads see its writes.
+    pub fn storage_context(&self) -> &StorageContext {
+        &self.context
+    }
+
+    /// The file's key-value collections inside this transaction, for state a
+    /// program keeps beside the index (it commits with the rest).
+    pub fn kv(&self) -> Arc<SqliteKv> {
+        Arc::new(SqliteKv {
+            db: Arc::clone(&self.db),
+            scope: Scope::Tx(Arc::clone(&self.state)),
+        })
+    }
+
+    /// Makes every write of the transaction durable at once.
+    pub async fn commit(self) -> Result<()> {
+        self.finish(true)
+    }
+
+    /// Drops every write of the transaction.
+    pub async fn rollback(self) -> Result<()> {
+        self.finish(false)
+    }
+
     fn finish(&self, commit: bool) -> Result<()> {
         if self.state.ended.swap(true, Ordering::SeqCst) {
             return Ok(());
@@ -64,11 +98,11 @@ impl StoreTransaction for SqliteTransaction {
     }
 
     async fn commit(self: Box<Self>) -> Result<()> {
-        self.finish(true)
+        (*self).commit().await
     }
 
     async fn rollback(self: Box<Self>) -> Result<()> {
-        self.finish(false)
+        (*self).rollback().await
     }
 }
 

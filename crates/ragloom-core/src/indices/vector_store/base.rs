@@ -5,7 +5,8 @@ use super::retriever::VectorIndexRetriever;
 use crate::data_structs::{IndexDict, IndexStruct};
 use crate::embeddings::{Embedding, embed_in_batches};
 use crate::error::{Error, Result};
-use crate::ingestion::run_transformations;
+use crate::indices::RefreshPlan;
+use crate::ingestion::{run_transformations, run_transformations_parallel};
 use crate::node_parser::SentenceSplitter;
 use crate::schema::{MetadataMode, Node, NodeKind};
 use crate::storage::{RefDocInfo, StorageContext};
@@ -30,6 +31,7 @@ pub struct VectorStoreIndex {
     insert_batch_size: usize,
     store_nodes_override: bool,
     show_progress: bool,
+    num_workers: usize,
 }
 
 /// Options for building a [`VectorStoreIndex`].
@@ -41,6 +43,7 @@ pub struct VectorStoreIndexBuilder {
     insert_batch_size: usize,
     store_nodes_override: bool,
     show_progress: bool,
+    num_workers: usize,
 }
 
 impl VectorStoreIndexBuilder {
@@ -74,6 +77,14 @@ impl VectorStoreIndexBuilder {
         self
     }
 
+    /// Documents split at once by [`VectorStoreIndex::insert`] and
+    /// [`VectorStoreIndex::refresh_ref_docs`] (default 1; the nodes are the
+    /// same whatever the number, only faster).
+    pub fn num_workers(mut self, n: usize) -> Self {
+        self.num_workers = n.max(1);
+        self
+    }
+
     fn into_index(self, index_struct: IndexDict) -> Result<VectorStoreIndex> {
         let storage_context = self.storage_context.unwrap_or_default();
         let vector_store = storage_context.vector_store()?;
@@ -90,6 +101,7 @@ impl VectorStoreIndexBuilder {
             insert_batch_size: self.insert_batch_size,
             store_nodes_override: self.store_nodes_override,
             show_progress: self.show_progress,
+            num_workers: self.num_workers,
         })
     }
 
@@ -104,6 +116,29 @@ impl VectorStoreIndexBuilder {
         let nodes = run_transformations(documents.to_vec(), &index.transformations).await?;
         index.build_from_nodes(nodes).await?;
         Ok(index)
+    }
+
+    /// The vector index already in the storage context (its only one), with
+    /// these options, or a new empty one recorded there: how a program opens
+    /// an index it keeps up to date (LlamaIndex `load_index_from_storage`
+    /// with keyword arguments, falling back to an empty `VectorStoreIndex`).
+    pub async fn load_or_create(self) -> Result<VectorStoreIndex> {
+        let context = self.storage_context.clone().unwrap_or_default();
+        let mut structs = context.index_store.index_structs().await?;
+        match structs.len() {
+            0 => self.from_nodes(Vec::new()).await,
+            1 => match structs.remove(0) {
+                IndexStruct::IndexDict(dict) => self.into_index(dict),
+                other => Err(Error::Unsupported(format!(
+                    "index `{}` is a `{}` index, not a vector store index",
+                    other.index_id(),
+                    other.type_name()
+                ))),
+            },
+            n => Err(Error::InvalidInput(format!(
+                "the storage holds {n} indexes; load the one you want with load_index_from_storage"
+            ))),
+        }
     }
 
     /// Builds the index from nodes as they are (LlamaIndex `VectorStoreIndex(nodes)`).
@@ -137,6 +172,7 @@ impl VectorStoreIndex {
             insert_batch_size: DEFAULT_INSERT_BATCH_SIZE,
             store_nodes_override: false,
             show_progress: false,
+            num_workers: 1,
         }
     }
 
@@ -406,64 +442,59 @@ impl VectorStoreIndex {
     /// not taken for up to date.
     pub async fn insert(&self, document: Node) -> Result<()> {
         let hash = document.hash();
-        self.insert_hashed(document, hash).await
+        self.insert_hashed(vec![(document, hash)]).await
     }
 
-    /// [`insert`](Self::insert) for a document whose hash is already known.
-    async fn insert_hashed(&self, document: Node, hash: String) -> Result<()> {
-        let doc_id = document.id_.clone();
-        let nodes = run_transformations(vec![document], &self.transformations).await?;
+    /// Inserts documents whose hashes are already known: all of them split
+    /// (on [`num_workers`](VectorStoreIndexBuilder::num_workers) workers),
+    /// their nodes added in batches with the index struct written once, and
+    /// only then their hashes recorded.
+    async fn insert_hashed(&self, documents: Vec<(Node, String)>) -> Result<()> {
+        if documents.is_empty() {
+            return Ok(());
+        }
+        let (documents, hashes): (Vec<Node>, Vec<(String, String)>) = documents
+            .into_iter()
+            .map(|(d, h)| {
+                let key = (d.id_.clone(), h);
+                (d, key)
+            })
+            .unzip();
+        let nodes = self.split(documents).await?;
         self.insert_nodes(nodes).await?;
-        self.storage_context
-            .docstore
-            .set_document_hash(&doc_id, &hash)
-            .await
+        let docstore = &self.storage_context.docstore;
+        for (doc_id, hash) in hashes {
+            docstore.set_document_hash(&doc_id, &hash).await?;
+        }
+        Ok(())
+    }
+
+    async fn split(&self, documents: Vec<Node>) -> Result<Vec<Node>> {
+        run_transformations_parallel(documents, &self.transformations, self.num_workers).await
     }
 
     /// Replaces a document's nodes with those of its new version (LlamaIndex
     /// `update_ref_doc`): its old nodes are deleted, then it is inserted.
     pub async fn update_ref_doc(&self, document: Node) -> Result<()> {
-        let hash = document.hash();
-        self.update_hashed(document, hash).await
-    }
-
-    async fn update_hashed(&self, document: Node, hash: String) -> Result<()> {
         self.delete_ref_doc(&document.id_, true).await?;
-        self.insert_hashed(document, hash).await
+        self.insert(document).await
     }
 
     /// Brings the index up to date with `documents` (LlamaIndex
     /// `refresh_ref_docs`): a document the docstore has no hash for is
     /// inserted, one whose hash changed is updated, an unchanged one is left
     /// alone. Returns, for each document, whether it was written. Documents
-    /// missing from `documents` are not deleted (use [`delete_ref_doc`](Self::delete_ref_doc)).
+    /// missing from `documents` are not deleted (use [`delete_ref_docs`](Self::delete_ref_docs)).
     ///
-    /// Run it inside a [`StorageContext::transaction`] on a transactional
-    /// store to make the whole refresh land at once.
+    /// The result is Python's, but the work is batched: changed documents'
+    /// old nodes are deleted first, then every new version is split and
+    /// embedded together. Run it inside a [`StorageContext::transaction`] on
+    /// a transactional store to make the whole refresh land at once.
     pub async fn refresh_ref_docs(&self, documents: &[Node]) -> Result<Vec<bool>> {
-        let mut refreshed = Vec::with_capacity(documents.len());
-        for document in documents {
-            let existing = self
-                .storage_context
-                .docstore
-                .get_document_hash(&document.id_)
-                .await?;
-            // Hashed once: a large document's text is not hashed again to insert it.
-            let hash = document.hash();
-            let written = match existing {
-                None => {
-                    self.insert_hashed(document.clone(), hash).await?;
-                    true
-                }
-                Some(stored) if stored != hash => {
-                    self.update_hashed(document.clone(), hash).await?;
-                    true
-                }
-                Some(_) => false,
-            };
-            refreshed.push(written);
-        }
-        Ok(refreshed)
+        let plan = RefreshPlan::new(self.storage_context.docstore.as_ref(), documents).await?;
+        self.delete_ref_docs(&plan.changed, true).await?;
+        self.insert_hashed(plan.to_write).await?;
+        Ok(plan.written)
     }
 
     /// Embeds (where needed) and adds nodes (LlamaIndex `insert_nodes`).
@@ -474,23 +505,37 @@ impl VectorStoreIndex {
     /// Removes a document's nodes from the vector store and the index, and
     /// from the docstore too when `delete_from_docstore`.
     pub async fn delete_ref_doc(&self, ref_doc_id: &str, delete_from_docstore: bool) -> Result<()> {
-        self.vector_store.delete(ref_doc_id).await?;
-        if self.keeps_nodes() {
-            let docstore = &self.storage_context.docstore;
-            if let Some(info) = docstore.get_ref_doc_info(ref_doc_id).await? {
-                let mut s = self
-                    .index_struct
-                    .write()
-                    .map_err(|_| Error::Other("index lock poisoned".into()))?;
-                for id in &info.node_ids {
-                    // A node missing from the struct is already gone: nothing to undo.
-                    let _ = s.delete(id);
+        self.delete_ref_docs(&[ref_doc_id.to_string()], delete_from_docstore)
+            .await
+    }
+
+    /// [`delete_ref_doc`](Self::delete_ref_doc) for several documents, writing
+    /// the index struct once.
+    pub async fn delete_ref_docs(
+        &self,
+        ref_doc_ids: &[String],
+        delete_from_docstore: bool,
+    ) -> Result<()> {
+        if ref_doc_ids.is_empty() {
+            return Ok(());
+        }
+        for ref_doc_id in ref_doc_ids {
+            self.vector_store.delete(ref_doc_id).await?;
+            if self.keeps_nodes() {
+                let docstore = &self.storage_context.docstore;
+                let info = docstore.get_ref_doc_info(ref_doc_id).await?;
+                if let Some(info) = &info {
+                    let mut s = self.struct_mut()?;
+                    for id in &info.node_ids {
+                        // A node missing from the struct is already gone: nothing to undo.
+                        let _ = s.delete(id);
+                    }
                 }
-            }
-            // As Python's `raise_error=False`: a document the docstore does
-            // not know is not an error.
-            if delete_from_docstore && docstore.get_ref_doc_info(ref_doc_id).await?.is_some() {
-                docstore.delete_ref_doc(ref_doc_id).await?;
+                // As Python's `raise_error=False`: a document the docstore does
+                // not know is not an error.
+                if delete_from_docstore && info.is_some() {
+                    docstore.delete_ref_doc(ref_doc_id).await?;
+                }
             }
         }
         let s = self.index_struct();

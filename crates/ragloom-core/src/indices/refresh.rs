@@ -1,0 +1,85 @@
+//! What `refresh_ref_docs` must do with a set of documents, decided from the
+//! docstore's recorded hashes: shared by every index that refreshes.
+
+use crate::error::Result;
+use crate::schema::Node;
+use crate::storage::DocStore;
+use std::collections::HashMap;
+
+/// The outcome of comparing documents with the hashes a docstore recorded
+/// (LlamaIndex `refresh_ref_docs`' decisions, made for a whole batch).
+#[derive(Debug, Default)]
+pub struct RefreshPlan {
+    /// For each input document, whether it is (re)written.
+    pub written: Vec<bool>,
+    /// Stored documents whose hash changed: their old nodes go first.
+    pub changed: Vec<String>,
+    /// Documents to insert, each with its hash, in input order.
+    pub to_write: Vec<(Node, String)>,
+}
+
+impl RefreshPlan {
+    /// Compares `documents` with `docstore`'s hashes. A document with no
+    /// recorded hash is new, one with a different hash changed, an equal one
+    /// is skipped. A repeated id is compared with the version before it in
+    /// `documents`, as Python's one-by-one loop does; only its last version is written.
+    pub async fn new(docstore: &dyn DocStore, documents: &[Node]) -> Result<Self> {
+        let mut plan = Self::default();
+        let mut pending: HashMap<&str, usize> = HashMap::new();
+        let mut to_write: Vec<Option<(Node, String)>> = Vec::new();
+        for document in documents {
+            // Hashed once: a large document's text is not hashed again to insert it.
+            let hash = document.hash();
+            let stored = match pending.get(document.id_.as_str()) {
+                Some(&i) => to_write[i].as_ref().map(|(_, h)| h.clone()),
+                None => docstore.get_document_hash(&document.id_).await?,
+            };
+            let written = match stored {
+                Some(stored) if stored == hash => false,
+                stored => {
+                    if let Some(&i) = pending.get(document.id_.as_str()) {
+                        // Superseded within this call: the earlier version is never written.
+                        to_write[i] = None;
+                    } else if stored.is_some() {
+                        plan.changed.push(document.id_.clone());
+                    }
+                    pending.insert(&document.id_, to_write.len());
+                    to_write.push(Some((document.clone(), hash)));
+                    true
+                }
+            };
+            plan.written.push(written);
+        }
+        plan.to_write = to_write.into_iter().flatten().collect();
+        Ok(plan)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::storage::SimpleDocumentStore;
+
+    #[tokio::test]
+    async fn new_changed_unchanged_and_repeated_documents() {
+        let store = SimpleDocumentStore::new();
+        let a = Node::document("alpha").with_id("a");
+        let b = Node::document("beta").with_id("b");
+        store.set_document_hash("a", &a.hash()).await.unwrap();
+        store.set_document_hash("b", "old").await.unwrap();
+        let c1 = Node::document("gamma").with_id("c");
+        let c2 = Node::document("gamma 2").with_id("c");
+        let plan = RefreshPlan::new(&store, &[a, b, c1.clone(), c2.clone(), c2])
+            .await
+            .unwrap();
+        assert_eq!(plan.written, vec![false, true, true, true, false]);
+        assert_eq!(plan.changed, vec!["b".to_string()]);
+        let ids: Vec<(&str, &str)> = plan
+            .to_write
+            .iter()
+            .map(|(n, _)| (n.id_.as_str(), n.get_text()))
+            .collect();
+        assert_eq!(ids, vec![("b", "beta"), ("c", "gamma 2")]);
+    }
+}
