@@ -306,6 +306,9 @@ pub async fn ingest(
         .map(|(p, _)| p.clone())
         .chain(listed.iter().map(|f| f.path.clone()))
         .collect();
+    // Documents that keep their text whatever this ingest reads: those of
+    // unchanged files, of files that cannot be read, and any read with text.
+    let mut kept_docs = 0usize;
     let mut to_read: Vec<Listed> = Vec::new();
     for file in listed {
         match previous.get(&file.path) {
@@ -315,6 +318,7 @@ pub async fn ingest(
                     && file.mtime_ns < racy_from =>
             {
                 summary.files_unchanged += 1;
+                kept_docs += r.docs.len();
             }
             _ => to_read.push(file),
         }
@@ -402,6 +406,16 @@ pub async fn ingest(
             ));
         }
         summary.failed_files += failed.len();
+        kept_docs += failed
+            .iter()
+            .filter_map(|p| previous.get(p))
+            .map(|r| r.docs.len())
+            .sum::<usize>();
+        kept_docs += report
+            .documents
+            .iter()
+            .filter(|d| !d.get_text().trim().is_empty())
+            .count();
         let mut docs_of: HashMap<String, Vec<String>> = HashMap::new();
         for d in &report.documents {
             if let Some(p) = d.metadata.get("file_path").and_then(|v| v.as_str()) {
@@ -468,7 +482,7 @@ pub async fn ingest(
         .map(|r| r.node_ids.len())
         .sum();
     let held_before = manifest.as_ref().map_or(0, |m| m.last_ingest.nodes_total);
-    if summary.nodes_total == 0 && held_before > 0 && !opts.prune {
+    if kept_docs == 0 && held_before > 0 && !opts.prune {
         // Dropping the transaction rolls it back: the index stays as it was.
         return Err(CliError::no_input(
             format!("{} yields no text now", source.key),

@@ -4,48 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
-const PROVIDER_VARS: &[&str] = &[
-    "OPENAI_API_KEY",
-    "OLLAMA_HOST",
-    "RAGLOOM_LLM",
-    "RAGLOOM_LLM_MODEL",
-    "RAGLOOM_LLM_API_BASE",
-    "RAGLOOM_LLM_GGUF",
-    "RAGLOOM_EMBED",
-    "RAGLOOM_EMBED_MODEL",
-    "RAGLOOM_EMBED_API_BASE",
-    "RAGLOOM_EMBED_MODEL_DIR",
-    "RAGLOOM_PERSIST_DIR",
-    "RAGLOOM_CONFIG",
-];
-
-/// The binary with no provider configured, its state under `home`.
-fn ragloom(home: &Path) -> Command {
-    Command::from_std(ragloom_process(home))
-}
-
-/// [`ragloom`] as a plain process, for tests that handle its pipes themselves.
-fn ragloom_process(home: &Path) -> std::process::Command {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("ragloom"));
-    for v in PROVIDER_VARS {
-        cmd.env_remove(v);
-    }
-    cmd.env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("HOME", home)
-        .arg("--persist-dir")
-        .arg(home.join("store"));
-    cmd
-}
-
-fn json_of(out: &[u8]) -> Value {
-    let text = String::from_utf8_lossy(out);
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
+mod common;
+use common::{json_of, ragloom, ragloom_process};
 
 fn corpus(dir: &Path) {
     std::fs::create_dir_all(dir.join("notes")).unwrap();
