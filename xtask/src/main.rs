@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         Some("pyref") => python_reference().map(|p| println!("{}", p.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny (if installed)\n  bench   criterion benchmarks (extra args go to criterion)\n  layers  check that ragloom-core's modules import only from their own layer or below\n  pyref   set up the Python LlamaIndex reference venv and print its python"
+                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny (if installed)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus)\n  layers  check that ragloom-core's modules import only from their own layer or below\n  pyref   set up the Python LlamaIndex reference venv and print its python"
             );
             Err("unknown command".into())
         }
@@ -216,18 +216,51 @@ fn each_feature_compiles_alone() -> Result {
 }
 
 fn bench(extra: &[String]) -> Result {
-    let mut b = cargo();
-    // Each crate with criterion benches is listed here.
-    b.args([
-        "bench",
-        "-p",
-        "ragloom-core",
-        "-p",
-        "ragloom-embeddings-huggingface",
-        "--",
-    ])
-    .args(extra);
-    run("cargo bench", b)
+    // `--store` runs only the command line's store bench; `--large` adds its
+    // 20x corpus. Everything else goes to criterion.
+    let store_only = extra.iter().any(|a| a == "--store");
+    let large = extra.iter().any(|a| a == "--large");
+    let criterion: Vec<&String> = extra
+        .iter()
+        .filter(|a| *a != "--store" && *a != "--large")
+        .collect();
+    if !store_only {
+        let mut b = cargo();
+        // Each crate with criterion benches is listed here.
+        b.args([
+            "bench",
+            "-p",
+            "ragloom-core",
+            "-p",
+            "ragloom-embeddings-huggingface",
+            "--",
+        ])
+        .args(criterion);
+        run("cargo bench", b)?;
+    }
+    store_bench(large)
+}
+
+/// The command line's store against Python LlamaIndex on the benchmark
+/// corpus: whole processes, timed and measured by a script in the repository.
+fn store_bench(large: bool) -> Result {
+    let mut build = cargo();
+    build.args(["build", "--release", "-p", "ragloom-cli"]);
+    run("cargo build --release -p ragloom-cli", build)?;
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let python = python_reference()?;
+    let mut b = Command::new("python3");
+    b.arg(root().join("crates/ragloom-cli/benches/store_bench.py"))
+        .arg("--ragloom")
+        .arg(target.join("release").join("ragloom"))
+        .arg("--python")
+        .arg(python);
+    if large {
+        b.arg("--large");
+    }
+    run("store_bench.py", b)
 }
 
 /// A virtualenv with Python LlamaIndex, made once under the target directory's

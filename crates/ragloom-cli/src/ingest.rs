@@ -490,6 +490,7 @@ pub async fn ingest(
         ));
     }
     store::write_files(&kv, &records, &gone)?;
+    tx.merge_keyword_index()?;
     summary.millis = started.elapsed().as_millis() as u64;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     store::write_manifest(

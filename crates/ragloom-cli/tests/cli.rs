@@ -8,6 +8,7 @@ use serde_json::Value;
 use std::path::Path;
 
 mod common;
+use assert_cmd::Command;
 use common::{json_of, ragloom, ragloom_process};
 
 fn corpus(dir: &Path) {

@@ -284,6 +284,22 @@ fn queries_read_the_last_commit_while_a_write_is_open() {
     lock.execute_batch("ROLLBACK").unwrap();
 }
 
+/// A kv value as the store keeps it: TEXT, or (when long) a BLOB of raw deflate.
+fn stored_text(v: rusqlite::types::ValueRef<'_>) -> String {
+    use std::io::Read;
+    match v {
+        rusqlite::types::ValueRef::Text(t) => String::from_utf8(t.to_vec()).unwrap(),
+        rusqlite::types::ValueRef::Blob(b) => {
+            let mut out = String::new();
+            flate2::read::DeflateDecoder::new(b)
+                .read_to_string(&mut out)
+                .unwrap();
+            out
+        }
+        other => panic!("unexpected value {other:?}"),
+    }
+}
+
 /// What a build holds, independent of the random node ids: each document's
 /// node hashes in order, each document's hash, the files seen, and checks
 /// that the docstore, the keyword index and the document infos agree.
@@ -294,7 +310,7 @@ fn export(db: &Path) -> BTreeMap<String, String> {
             .prepare("SELECT key, value FROM kv WHERE collection = ?1")
             .unwrap();
         stmt.query_map([collection], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            Ok((r.get::<_, String>(0)?, stored_text(r.get_ref(1)?)))
         })
         .unwrap()
         .map(|r| {

@@ -71,9 +71,12 @@ impl SqliteBm25Retriever {
             hits.into_iter()
                 .map(|(id, score)| {
                     let text: Option<String> = stmt
-                        .query_row(params![collection, id], |r| r.get(0))
+                        .query_row(params![collection, id], |r| {
+                            Ok(crate::kv::decode_value(r.get_ref(0)?).ok())
+                        })
                         .optional()
-                        .map_err(|e| db.err("reading", e))?;
+                        .map_err(|e| db.err("reading", e))?
+                        .flatten();
                     let node = text
                         .and_then(|t| match serde_json::from_str::<Value>(&t) {
                             Ok(Value::Object(map)) => Some(map),

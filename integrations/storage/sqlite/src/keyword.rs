@@ -254,6 +254,21 @@ fn maybe_merge(path: &Path, conn: &Connection) -> Result<()> {
     merge(path, conn)
 }
 
+/// Merges every term's segments into one and forgets the tombstones (a
+/// no-op when there is one segment and no tombstone): queries then read one
+/// row per term, and the file holds no space lost between segments.
+pub(crate) fn merge_all(path: &Path, conn: &Connection) -> Result<()> {
+    let err = |e| sql_err(path, "merging the keyword index", e);
+    let segments = meta_i64(conn, "bm25_next_segment").map_err(err)?;
+    let tombstones: i64 = conn
+        .query_row("SELECT count(*) FROM bm25_deleted", [], |r| r.get(0))
+        .map_err(err)?;
+    if segments <= 1 && tombstones == 0 {
+        return Ok(());
+    }
+    merge(path, conn)
+}
+
 fn merge(path: &Path, conn: &Connection) -> Result<()> {
     let err = |e| sql_err(path, "merging the keyword index", e);
     let deleted = deleted_rows(conn).map_err(err)?;
@@ -326,7 +341,8 @@ pub(crate) fn index_stored_nodes(conn: &Connection) -> std::result::Result<(), S
             )
             .and_then(|mut s| {
                 s.query_map(params![after, CHUNK], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    let text = crate::kv::decode_value(r.get_ref(2)?).unwrap_or_default();
+                    Ok((r.get(0)?, r.get(1)?, text))
                 })?
                 .collect()
             })

@@ -4,9 +4,11 @@
 use crate::db::{Db, Scope};
 use ragloom_core::error::{Error, Result};
 use ragloom_core::storage::kvstore::{KvBackend, KvCollection, KvTable, KvValue};
+use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::io::{Read, Write};
 use std::sync::Arc;
 
 /// The file's `kv` table (LlamaIndex's key-value collections) seen from the
@@ -30,6 +32,41 @@ impl KvBackend for SqliteKv {
     }
 }
 
+/// Values longer than this are stored deflated (as a BLOB; shorter ones as
+/// TEXT): a node's JSON, with its metadata repeated in its relationships,
+/// halves, and the file holds the text about once.
+const COMPRESS_FROM: usize = 512;
+
+/// A value as stored: TEXT as it is, or a BLOB of raw deflate.
+pub(crate) fn encode_value(text: String) -> SqlValue {
+    if text.len() < COMPRESS_FROM {
+        return SqlValue::Text(text);
+    }
+    let mut z = flate2::write::DeflateEncoder::new(
+        Vec::with_capacity(text.len() / 2),
+        flate2::Compression::new(6),
+    );
+    match z.write_all(text.as_bytes()).and_then(|()| z.finish()) {
+        Ok(bytes) => SqlValue::Blob(bytes),
+        Err(_) => SqlValue::Text(text),
+    }
+}
+
+/// A stored value's JSON text.
+pub(crate) fn decode_value(v: ValueRef<'_>) -> Result<String, String> {
+    match v {
+        ValueRef::Text(t) => String::from_utf8(t.to_vec()).map_err(|e| e.to_string()),
+        ValueRef::Blob(b) => {
+            let mut out = String::with_capacity(b.len() * 2);
+            flate2::read::DeflateDecoder::new(b)
+                .read_to_string(&mut out)
+                .map_err(|e| format!("cannot inflate a stored value: {e}"))?;
+            Ok(out)
+        }
+        _ => Err("a stored value is neither text nor a blob".into()),
+    }
+}
+
 /// The `kv` table on a connection already inside the right transaction.
 pub(crate) struct Table<'c> {
     pub(crate) conn: &'c Connection,
@@ -50,16 +87,22 @@ impl Table<'_> {
 
 impl KvTable for Table<'_> {
     fn get(&mut self, key: &str, collection: &str) -> Result<Option<Cow<'_, KvValue>>> {
-        let text: Option<String> = self
+        let text: Option<Result<String, String>> = self
             .conn
             .prepare_cached("SELECT value FROM kv WHERE collection = ?1 AND key = ?2")
             .and_then(|mut s| {
-                s.query_row(params![collection, key], |r| r.get(0))
-                    .optional()
+                s.query_row(params![collection, key], |r| {
+                    Ok(decode_value(r.get_ref(0)?))
+                })
+                .optional()
             })
             .map_err(|e| self.db.err("reading", e))?;
-        text.map(|t| self.decode(collection, key, &t).map(Cow::Owned))
-            .transpose()
+        text.map(|t| {
+            let t =
+                t.map_err(|m| Error::corrupt(&self.db.path, format!("{collection} `{key}`: {m}")))?;
+            self.decode(collection, key, &t).map(Cow::Owned)
+        })
+        .transpose()
     }
 
     fn contains(&mut self, key: &str, collection: &str) -> Result<bool> {
@@ -70,7 +113,7 @@ impl KvTable for Table<'_> {
     }
 
     fn put(&mut self, key: &str, val: KvValue, collection: &str) -> Result<()> {
-        let text = serde_json::to_string(&val)?;
+        let text = encode_value(serde_json::to_string(&val)?);
         // An update keeps the row (and so the key's place in order), as a Python dict does.
         self.conn
             .prepare_cached(
@@ -98,12 +141,14 @@ impl KvTable for Table<'_> {
             .map_err(|e| self.db.err("reading", e))?;
         let rows = stmt
             .query_map(params![collection], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                Ok((r.get::<_, String>(0)?, decode_value(r.get_ref(1)?)))
             })
             .map_err(|e| self.db.err("reading", e))?;
         let mut out = KvCollection::new();
         for row in rows {
             let (key, text) = row.map_err(|e| self.db.err("reading", e))?;
+            let text = text
+                .map_err(|m| Error::corrupt(&self.db.path, format!("{collection} `{key}`: {m}")))?;
             let value = self.decode(collection, &key, &text)?;
             out.insert(key, value);
         }

@@ -65,6 +65,15 @@ impl SqliteTransaction {
         })
     }
 
+    /// Merges the keyword index's segments (one per batch of added nodes)
+    /// into one list per term and drops deleted nodes' postings: call it at
+    /// the end of a long ingest, so queries read one row per term.
+    pub fn merge_keyword_index(&self) -> Result<()> {
+        let scope = Scope::Tx(Arc::clone(&self.state));
+        self.db
+            .write(&scope, |c| crate::keyword::merge_all(&self.db.path, c))
+    }
+
     /// Makes every write of the transaction durable at once.
     pub async fn commit(self) -> Result<()> {
         self.finish(true)

@@ -377,3 +377,66 @@ async fn delete_nodes_by_filter_matches_what_the_in_memory_store_deletes() {
     assert_eq!(left, ids(memory.query(&query).await.unwrap()));
     assert!(left.len() < nodes.len());
 }
+
+#[tokio::test]
+async fn an_ingestion_pipeline_writes_into_a_transaction_and_upserts_and_deletes() {
+    use ragloom_core::ingestion::{DocstoreStrategy, IngestionPipeline};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("i.sqlite")).unwrap();
+    let context = store.storage_context();
+    let pipeline_for = |tx: &ragloom_core::storage::StorageTransaction| {
+        let c = tx.storage_context();
+        IngestionPipeline::new(vec![Arc::new(
+            SentenceSplitter::new().chunk_size(64).chunk_overlap(8),
+        )])
+        .embedding(Arc::new(HashEmbedding::new(8)))
+        .docstore(c.docstore.clone())
+        .vector_store(c.vector_store().unwrap())
+        .docstore_strategy(DocstoreStrategy::UpsertsAndDelete)
+    };
+
+    let tx = context.transaction().await.unwrap();
+    let out = pipeline_for(&tx).run(sample_docs()).await.unwrap();
+    assert!(!out.is_empty());
+    // Not committed: nobody else sees it; dropped: nothing is kept.
+    drop(tx);
+    assert!(
+        context
+            .docstore
+            .get_all_document_hashes()
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    let tx = context.transaction().await.unwrap();
+    pipeline_for(&tx).run(sample_docs()).await.unwrap();
+    tx.commit().await.unwrap();
+    let stored = store.vector_store();
+    let count = || async {
+        stored
+            .query(&VectorStoreQuery::new(vec![1.0; 8], 100))
+            .await
+            .unwrap()
+            .ids
+            .len()
+    };
+    let before = count().await;
+    assert!(before > 0);
+
+    // b.txt changed, c.txt vanished: upserted and deleted in one commit.
+    let mut next = sample_docs();
+    next.truncate(2);
+    next[1] = doc(
+        "b.txt",
+        "Alice grew very tall after drinking from the bottle.",
+    );
+    let tx = context.transaction().await.unwrap();
+    let out = pipeline_for(&tx).run_with_stats(next).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(out.stats.deleted, 1);
+    assert_eq!(out.stats.replaced, 1);
+    let hashes = context.docstore.get_all_document_hashes().await.unwrap();
+    assert_eq!(hashes.len(), 2, "{hashes:?}");
+    assert!(count().await < before);
+}
