@@ -8,6 +8,12 @@ prints wall time, peak RSS and store size side by side, with the `cat` and
 `sha256sum` floors of reading the same text. Every step is a separate
 process, so the figures are what a user of either tool would see.
 
+Then (unless --no-hybrid) ragloom alone ingests and queries the corpus with
+an embedding model, for hybrid (dense + BM25) retrieval. The model is
+fake_embeddings.py beside this file: an OpenAI-compatible server that hashes
+words into 384-dimension vectors, so the figures are ragloom's store and
+client, not a model's speed.
+
   python3 crates/ragloom-cli/benches/store_bench.py \\
       --ragloom target/release/ragloom \\
       --python ~/.cache/ragloom/pyref-llama-index-core-0.14.25/bin/python
@@ -27,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +42,8 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[2]
 MAKE_CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "make_corpus.py"
 PY_WORKLOAD = HERE / "python" / "llamaindex_ingest.py"
+FAKE_EMBEDDINGS = HERE / "fake_embeddings.py"
+EMBED_DIM = 384  # fake_embeddings.py's vectors
 
 SMALL = {"files": 2000, "mb": 50, "seed": 42}
 LARGE = {"files": 40000, "mb": 1000, "seed": 42}
@@ -182,7 +191,8 @@ def bench_ragloom(ragloom: str, corpus_dir: Path, persist: Path) -> dict:
     # provider from the caller's environment.
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_")}
     fresh_dir(persist)
-    base = [ragloom, "--persist-dir", str(persist), "--json"]
+    # No model: an OPENAI_API_KEY in the caller's shell must not pick one.
+    base = [ragloom, "--persist-dir", str(persist), "--llm", "none", "--embed", "none", "--json"]
 
     def run(*args: str) -> Run:
         return measure(base + list(args), env)
@@ -219,6 +229,97 @@ def bench_python(python: str, corpus_dir: Path, persist: Path) -> dict:
     }
     figures["nodes"] = (last_json(first.stdout) or {}).get("nodes", "?")
     return figures
+
+
+class FakeEmbeddings:
+    """fake_embeddings.py on a free port, for the length of a `with`."""
+
+    def __enter__(self) -> "FakeEmbeddings":
+        # The driver's own interpreter: the server needs only the standard
+        # library. Its stderr is ours: it is silent unless a request fails.
+        self.proc = subprocess.Popen([sys.executable, str(FAKE_EMBEDDINGS)],
+                                     stdout=subprocess.PIPE, text=True)
+        try:
+            first = self.proc.stdout.readline().split()  # "PORT <n>"
+            if first[:1] != ["PORT"]:
+                raise StepFailed(f"{FAKE_EMBEDDINGS} did not start (its stderr is above)")
+            self.base = f"http://127.0.0.1:{first[1]}"
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+    def stats(self) -> dict:
+        # No proxy: a caller's http_proxy must not carry this to another host.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(self.base + "/stats", timeout=10) as reply:
+            return json.load(reply)
+
+
+def served_s(before: dict, after: dict) -> float:
+    """Seconds the server was busy with requests between two /stats."""
+    return (after["busy_ms"] - before["busy_ms"]) / 1000
+
+
+def bench_hybrid(ragloom: str, corpus_dir: Path, persist: Path) -> dict:
+    # As bench_ragloom, and no OpenAI settings either, but a key in case the
+    # client insists on one; no proxy between it and the server.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("RAGLOOM_", "OPENAI_"))}
+    env.update(OPENAI_API_KEY="fake", NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+    fresh_dir(persist)
+    with FakeEmbeddings() as server:
+        # --llm none: the key alone would select OpenAI's LLM for the answer.
+        base = [ragloom, "--persist-dir", str(persist), "--llm", "none",
+                "--embed", "openai-like", "--embed-api-base", server.base + "/v1",
+                "--embed-model", "fake-384", "--json"]
+        settle()
+        before = server.stats()
+        ingest = measure(base + ["ingest", str(corpus_dir)], env)
+        ingest_served = served_s(before, server.stats())
+        walls, embeds, peaks = [], [], []
+        for q in QUESTIONS:
+            before = server.stats()
+            run = measure(base + ["query", q, "--files", str(corpus_dir)], env)
+            after = server.stats()
+            said = (last_json(run.stdout) or {}).get("retrieval")
+            if said != "hybrid":
+                raise StepFailed(f"hybrid query {q!r} answered with retrieval {said!r}, "
+                                 f"not 'hybrid':\n{run.stdout[-2000:]}")
+            if after["requests"] == before["requests"]:
+                raise StepFailed(f"hybrid query {q!r} did not embed the question")
+            walls.append(run.wall_s)
+            embeds.append(served_s(before, after))
+            peaks.append(run.peak_mb)
+    summary = (last_json(ingest.stdout) or {}).get("ingest", {})
+    nodes = summary.get("nodes_total", "?")
+    if summary.get("nodes_embedded") != nodes:
+        raise StepFailed(f"hybrid ingest embedded {summary.get('nodes_embedded', '?')} "
+                         f"of {nodes} nodes:\n{ingest.stdout[-2000:]}")
+    return {
+        "ingest_wall_s": ingest.wall_s,
+        "ingest_peak_mb": ingest.peak_mb,
+        # Python hashing words on the same CPUs: part of the ingest wall
+        # that a real model server would replace with its own.
+        "ingest_served_s": ingest_served,
+        "query_wall_s": statistics.median(walls),
+        "query_wall_excl_embed_s": statistics.median(w - e for w, e in zip(walls, embeds)),
+        "query_embed_served_s": statistics.median(embeds),
+        "query_peak_mb": max(peaks),
+        "disk_bytes": dir_bytes(persist),
+        "vector_bytes": nodes * EMBED_DIM * 4,
+        "nodes": nodes,
+        "embed_dim": EMBED_DIM,
+    }
 
 
 def warm_up(ragloom: str, python: str | None) -> None:
@@ -290,6 +391,23 @@ def floor_table(fl: dict, text_bytes: int) -> list[str]:
     ]
 
 
+def hybrid_table(h: dict) -> list[str]:
+    return [
+        "| ragloom, hybrid retrieval | |",
+        "|---|---:|",
+        f"| ingest wall (s) | {h['ingest_wall_s']:.2f} |",
+        f"| of which the embedding server was busy (s) | {h['ingest_served_s']:.2f} |",
+        f"| ingest peak RSS (MB) | {h['ingest_peak_mb']:.0f} |",
+        f"| query wall, median of 3 (s) | {h['query_wall_s']:.3f} |",
+        f"| query wall less the query's embedding, median of 3 (s) "
+        f"| {h['query_wall_excl_embed_s']:.3f} |",
+        f"| query peak RSS, max of 3 (MB) | {h['query_peak_mb']:.0f} |",
+        f"| store on disk (MB) | {h['disk_bytes'] / 1e6:.1f} |",
+        f"| of which vectors, nodes × {h['embed_dim']} × 4 B (MB) "
+        f"| {h['vector_bytes'] / 1e6:.1f} |",
+    ]
+
+
 def scaling_table(small: dict, large: dict) -> list[str]:
     lines = [
         "| ragloom | small | large | large / small | target |",
@@ -325,6 +443,8 @@ def parse_args() -> argparse.Namespace:
                     help="scratch folder; corpora are cached here (default: %(default)s)")
     ap.add_argument("--large", action="store_true",
                     help="also run ragloom on the 20x corpus (40,000 files, 1 GB)")
+    ap.add_argument("--no-hybrid", action="store_true",
+                    help="skip the hybrid-retrieval rows (ragloom with fake_embeddings.py)")
     ap.add_argument("--json", type=Path, metavar="OUT", help="also write all figures here as JSON")
     ap.add_argument("--make-corpus", type=Path, default=MAKE_CORPUS,
                     help="make_corpus.py (default: %(default)s)")
@@ -345,6 +465,8 @@ def run(a: argparse.Namespace) -> dict:
     py = bench_python(a.python, corpus_dir, work / "python-store") if a.python else None
     result = {"corpus": str(corpus_dir), "text_bytes": text_bytes, "floors": fl,
               "ragloom": rl, "python": py}
+    if not a.no_hybrid:
+        result["hybrid"] = bench_hybrid(ragloom, corpus_dir, work / "ragloom-store-hybrid")
     if a.large:
         large_dir, large_bytes = corpus(work, a.make_corpus, LARGE)
         result["large"] = {"corpus": str(large_dir), "text_bytes": large_bytes,
@@ -357,6 +479,11 @@ def report(r: dict) -> None:
     lines = [f"## ragloom store vs Python LlamaIndex — {r['text_bytes'] / 1e6:.1f} MB corpus", ""]
     lines += comparison_table(r["ragloom"], r["python"], r["text_bytes"])
     lines += [""] + floor_table(r["floors"], r["text_bytes"])
+    if "hybrid" in r:
+        h = r["hybrid"]
+        lines += ["", f"## ragloom hybrid retrieval — same corpus, {h['nodes']} nodes, "
+                      f"fake {h['embed_dim']}-dimension embeddings over HTTP", ""]
+        lines += hybrid_table(h)
     if "large" in r:
         big = r["large"]
         lines += ["", f"## Scaling: {r['text_bytes'] / 1e6:.1f} MB → {big['text_bytes'] / 1e6:.1f} MB "

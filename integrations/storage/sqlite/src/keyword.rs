@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Segments beyond which the postings are merged into one.
-const MAX_SEGMENTS: i64 = 32;
+const MAX_SEGMENTS: i64 = 64;
 /// Terms merged per step of a merge, so memory stays bounded at any size.
 const MERGE_TERMS_PER_STEP: usize = 2_000;
 
@@ -142,6 +142,50 @@ fn encode(postings: &[Posting]) -> Vec<u8> {
         last = p.row;
     }
     out
+}
+
+/// The postings of one encoded list, decoded as they are read; `None` items
+/// mark a damaged list.
+struct PostingIter<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    row: i64,
+}
+
+impl<'a> PostingIter<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Self {
+            bytes,
+            pos: 0,
+            row: 0,
+        }
+    }
+}
+
+impl Iterator for PostingIter<'_> {
+    type Item = Option<Posting>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.bytes.len() {
+            return None;
+        }
+        let mut one = || -> Option<Posting> {
+            self.row += i64::try_from(get_varint(self.bytes, &mut self.pos)?).ok()?;
+            let tf = u32::try_from(get_varint(self.bytes, &mut self.pos)?).ok()?;
+            let len = u32::try_from(get_varint(self.bytes, &mut self.pos)?).ok()?;
+            Some(Posting {
+                row: self.row,
+                tf,
+                len,
+            })
+        };
+        let p = one();
+        if p.is_none() {
+            // Damaged: stop after reporting it once.
+            self.pos = self.bytes.len();
+        }
+        Some(p)
+    }
 }
 
 fn decode(bytes: &[u8], out: &mut Vec<Posting>) -> Option<()> {
@@ -399,35 +443,51 @@ pub(crate) fn search(
     let mut read = conn
         .prepare_cached("SELECT postings FROM bm25_postings WHERE term = ?1 ORDER BY segment")
         .map_err(err)?;
-    let mut lists: HashMap<&str, Vec<Posting>> = HashMap::new();
-    let mut acc: HashMap<i64, f32> = HashMap::new();
+    // The encoded lists (a few bytes a posting) are kept, not decoded ones,
+    // and scores go to a dense array by row when rows are dense: memory stays
+    // near the size of the postings read, whatever the size of the index.
+    let mut blobs_of: HashMap<&str, (Vec<Vec<u8>>, usize)> = HashMap::new();
+    let max_row: i64 = conn
+        .query_row("SELECT COALESCE(MAX(row), 0) FROM bm25_docs", [], |r| {
+            r.get(0)
+        })
+        .map_err(err)?;
+    let mut acc = Accumulator::new(max_row, s.docs);
     for token in tokens {
-        if !lists.contains_key(token.as_str()) {
-            let mut list = Vec::new();
+        if !blobs_of.contains_key(token.as_str()) {
             let blobs: Vec<Vec<u8>> = read
                 .query_map(params![token], |r| r.get(0))
                 .and_then(|rows| rows.collect())
                 .map_err(err)?;
+            let mut live = 0usize;
             for blob in &blobs {
-                decode(blob, &mut list).ok_or_else(|| corrupt(path, token))?;
+                for p in PostingIter::new(blob) {
+                    let p = p.ok_or_else(|| corrupt(path, token))?;
+                    live += usize::from(!deleted.contains(&p.row));
+                }
             }
-            list.retain(|p| !deleted.contains(&p.row));
-            lists.insert(token.as_str(), list);
+            blobs_of.insert(token.as_str(), (blobs, live));
         }
-        let list = &lists[token.as_str()];
-        if list.is_empty() {
+        let (blobs, live) = &blobs_of[token.as_str()];
+        if *live == 0 {
             continue;
         }
-        let df = list.len() as f64;
+        let df = *live as f64;
         let idf = (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln() as f32;
-        for p in list {
-            let tf = f64::from(p.tf as f32);
-            let dl = f64::from(p.len);
-            let tfc = tf / (params.k1 * ((1.0 - params.b) + params.b * dl / avg_len) + tf);
-            *acc.entry(p.row).or_insert(0.0) += (f64::from(idf) * tfc) as f32;
+        for blob in blobs {
+            for p in PostingIter::new(blob) {
+                let p = p.ok_or_else(|| corrupt(path, token))?;
+                if deleted.contains(&p.row) {
+                    continue;
+                }
+                let tf = f64::from(p.tf as f32);
+                let dl = f64::from(p.len);
+                let tfc = tf / (params.k1 * ((1.0 - params.b) + params.b * dl / avg_len) + tf);
+                acc.add(p.row, (f64::from(idf) * tfc) as f32);
+            }
         }
     }
-    let mut scored: Vec<(i64, f32)> = acc.into_iter().filter(|&(_, s)| s > 0.0).collect();
+    let mut scored: Vec<(i64, f32)> = acc.into_scored();
     let by_rank = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if scored.len() > top_k {
         scored.select_nth_unstable_by(top_k - 1, by_rank);
@@ -444,6 +504,47 @@ pub(crate) fn search(
             Ok((id, score))
         })
         .collect()
+}
+
+/// Scores by row: a dense array when rows are dense (the usual case: rows
+/// only grow, and a merge does not renumber them), else a map.
+enum Accumulator {
+    Dense(Vec<f32>),
+    Sparse(HashMap<i64, f32>),
+}
+
+impl Accumulator {
+    fn new(max_row: i64, docs: i64) -> Self {
+        if max_row <= docs.saturating_mul(4).saturating_add(4096) {
+            Self::Dense(vec![0.0; usize::try_from(max_row + 1).unwrap_or(0)])
+        } else {
+            Self::Sparse(HashMap::new())
+        }
+    }
+
+    fn add(&mut self, row: i64, w: f32) {
+        match self {
+            Self::Dense(v) => {
+                if let Some(slot) = usize::try_from(row).ok().and_then(|r| v.get_mut(r)) {
+                    *slot += w;
+                }
+            }
+            Self::Sparse(m) => *m.entry(row).or_insert(0.0) += w,
+        }
+    }
+
+    /// Every positive score with its row.
+    fn into_scored(self) -> Vec<(i64, f32)> {
+        match self {
+            Self::Dense(v) => v
+                .into_iter()
+                .enumerate()
+                .filter(|&(_, s)| s > 0.0)
+                .map(|(r, s)| (r as i64, s))
+                .collect(),
+            Self::Sparse(m) => m.into_iter().filter(|&(_, s)| s > 0.0).collect(),
+        }
+    }
 }
 
 #[cfg(test)]

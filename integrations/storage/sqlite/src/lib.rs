@@ -76,6 +76,22 @@ impl SqliteStore {
         &self.db.path
     }
 
+    /// Moves what the write-ahead log holds into the file and truncates the
+    /// log, waiting at most a second for readers (returns whether it did).
+    /// SQLite does this on its own as the log grows; call it after a large
+    /// transaction, so the next process to open the file does not pay for it
+    /// and the log does not keep the transaction's size on disk. Refused while
+    /// a transaction of this store is open.
+    pub fn checkpoint(&self) -> Result<bool> {
+        if self.db.in_tx.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(ragloom_core::error::Error::InvalidInput(format!(
+                "{}: a transaction is open on this store; checkpoint after it ends",
+                self.db.path.display()
+            )));
+        }
+        self.db.checkpoint()
+    }
+
     /// The schema version recorded in the file.
     pub fn schema_version(&self) -> Result<i64> {
         Ok(self.db.schema_version()?.unwrap_or(0))

@@ -4,15 +4,22 @@
 //! LlamaIndex's `RequestsToolSpec` (package `llama-index-tools-requests`)
 //! takes any URL; here a URL must be relative to the base URL or on one of the
 //! allowed origins (scheme, host and port), so a model cannot be steered into
-//! calling arbitrary hosts. Headers (an API key) can be set per spec; they are
-//! never shown in `Debug` output.
+//! calling arbitrary hosts. Every redirect hop is checked the same way, and
+//! custom headers (an API key) are dropped on a hop to another origin; they
+//! are never shown in `Debug` output either. Names are resolved by the tool
+//! and internal addresses (loopback, private, link-local, CGNAT, ...) refused
+//! before any connection, unless allowed; bodies are read up to a byte cap.
+
+mod guard;
+
+pub use guard::{HostResolver, SystemResolver, is_internal};
 
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::tools::{Tool, ToolMetadata, ToolOutput, ToolSpec, truncate_tool_output};
 use serde_json::{Map, Value, json};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use url::Url;
 
@@ -25,15 +32,25 @@ pub const POST_DESCRIPTION: &str = "post_request(url: str, data: Optional[dict] 
 
 /// Default limit, in characters, on a response body handed to the model.
 pub const DEFAULT_MAX_RESPONSE_CHARS: usize = 8_000;
+/// Default limit, in bytes, on a response body read from the network.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1 << 20;
+/// Default number of redirects followed (each hop checked).
+pub const DEFAULT_MAX_REDIRECTS: usize = 5;
 
 /// HTTP tools limited to a base URL and an allow-list of origins.
 #[derive(Clone)]
 pub struct RequestsToolSpec {
-    client: reqwest::Client,
+    /// Built on first use from the settings below.
+    client: Arc<OnceLock<reqwest::Client>>,
     base_url: Url,
     allowed: Vec<String>,
     headers: Vec<(String, String)>,
     max_response_chars: usize,
+    max_response_bytes: usize,
+    max_redirects: usize,
+    timeout: Duration,
+    resolver: Arc<dyn HostResolver>,
+    allow_internal: bool,
 }
 
 impl fmt::Debug for RequestsToolSpec {
@@ -45,6 +62,9 @@ impl fmt::Debug for RequestsToolSpec {
             .field("allowed", &self.allowed)
             .field("headers", &header_names)
             .field("max_response_chars", &self.max_response_chars)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("max_redirects", &self.max_redirects)
+            .field("allow_internal", &self.allow_internal)
             .finish_non_exhaustive()
     }
 }
@@ -64,17 +84,43 @@ impl RequestsToolSpec {
             let path = format!("{}/", base_url.path());
             base_url.set_path(&path);
         }
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| Error::provider(PROVIDER, "building the HTTP client", e))?;
         Ok(Self {
             allowed: vec![origin_of(&base_url)],
-            client,
+            client: Arc::default(),
             base_url,
             headers: Vec::new(),
             max_response_chars: DEFAULT_MAX_RESPONSE_CHARS,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_redirects: DEFAULT_MAX_REDIRECTS,
+            timeout: Duration::from_secs(30),
+            resolver: Arc::new(SystemResolver),
+            allow_internal: false,
         })
+    }
+
+    fn http(&self) -> Result<&reqwest::Client> {
+        if let Some(c) = self.client.get() {
+            return Ok(c);
+        }
+        let built = reqwest::Client::builder()
+            .timeout(self.timeout)
+            // Hops are followed (and checked) by `send`; proxies would resolve
+            // names out of the resolver's sight.
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(Arc::new(guard::GuardedResolver {
+                inner: Arc::clone(&self.resolver),
+                allow_internal: self.allow_internal,
+            }))
+            .build()
+            .map_err(|e| Error::provider(PROVIDER, "building the HTTP client", e))?;
+        Ok(self.client.get_or_init(|| built))
+    }
+
+    /// A fresh client is built with the changed settings.
+    fn changed(mut self) -> Self {
+        self.client = Arc::default();
+        self
     }
 
     /// Also allows absolute URLs on `origin` (e.g. `https://api.example.com`).
@@ -91,9 +137,37 @@ impl RequestsToolSpec {
         self
     }
 
-    /// Replaces the HTTP client (timeouts, proxies, TLS).
-    pub fn client(mut self, client: reqwest::Client) -> Self {
-        self.client = client;
+    /// The whole-request time limit (default 30 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self.changed()
+    }
+
+    /// Lets requests reach internal addresses (loopback, private networks,
+    /// link-local, CGNAT...): for an API on the same machine or network.
+    /// Off by default.
+    pub fn allow_internal_addresses(mut self, allow: bool) -> Self {
+        self.allow_internal = allow;
+        self.changed()
+    }
+
+    /// Resolves host names with `resolver` instead of the system's.
+    pub fn resolver(mut self, resolver: Arc<dyn HostResolver>) -> Self {
+        self.resolver = resolver;
+        self.changed()
+    }
+
+    /// How many redirects are followed, each checked against the allowed
+    /// origins (default 5; 0 returns the redirect itself as an error).
+    pub fn max_redirects(mut self, n: usize) -> Self {
+        self.max_redirects = n;
+        self
+    }
+
+    /// How many bytes of a response body are read (default 1 MiB); the rest
+    /// is not downloaded.
+    pub fn max_response_bytes(mut self, n: usize) -> Self {
+        self.max_response_bytes = n;
         self
     }
 
@@ -113,6 +187,12 @@ impl RequestsToolSpec {
                 .map_err(|e| Error::InvalidInput(format!("url `{url}`: {e}")))?,
             Err(e) => return Err(Error::InvalidInput(format!("url `{url}`: {e}"))),
         };
+        self.check(url, resolved)
+    }
+
+    /// Refuses `resolved` unless its origin is allowed and its host, when an
+    /// IP literal, may be reached.
+    fn check(&self, url: &str, resolved: Url) -> Result<Url> {
         let origin = origin_of(&resolved);
         if !self.allowed.contains(&origin) {
             return Err(Error::InvalidInput(format!(
@@ -121,6 +201,7 @@ impl RequestsToolSpec {
                 self.base_url
             )));
         }
+        guard::check_literal(&resolved, self.allow_internal)?;
         Ok(resolved)
     }
 
@@ -130,58 +211,126 @@ impl RequestsToolSpec {
         url: &str,
         params: Option<&Map<String, Value>>,
     ) -> Result<Value> {
-        let target = self.resolve(url)?;
-        let mut req = self.client.get(target.clone());
+        let mut target = self.resolve(url)?;
         if let Some(params) = params {
-            let pairs: Vec<(String, String)> = params
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        match v {
-                            Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        },
-                    )
-                })
-                .collect();
-            req = req.query(&pairs);
+            let mut pairs = target.query_pairs_mut();
+            for (k, v) in params {
+                match v {
+                    Value::String(s) => pairs.append_pair(k, s),
+                    other => pairs.append_pair(k, &other.to_string()),
+                };
+            }
         }
-        self.send(req, &target).await
+        self.send(reqwest::Method::GET, target, None).await
     }
 
     /// POSTs `data` as JSON to `url`; returns the body (JSON bodies parsed).
     pub async fn post_request(&self, url: &str, data: Option<&Value>) -> Result<Value> {
         let target = self.resolve(url)?;
         let body = serde_json::to_vec(data.unwrap_or(&json!({})))?;
-        let req = self
-            .client
-            .post(target.clone())
-            .header("content-type", "application/json")
-            .body(body);
-        self.send(req, &target).await
+        self.send(reqwest::Method::POST, target, Some(body)).await
     }
 
-    async fn send(&self, mut req: reqwest::RequestBuilder, target: &Url) -> Result<Value> {
-        for (k, v) in &self.headers {
-            req = req.header(k.as_str(), v.as_str());
+    /// Sends the request, following redirects hop by hop: each target is
+    /// checked as the first was, and after a hop to another origin the
+    /// configured headers are no longer sent.
+    async fn send(
+        &self,
+        mut method: reqwest::Method,
+        mut target: Url,
+        mut body: Option<Vec<u8>>,
+    ) -> Result<Value> {
+        let client = self.http()?;
+        let first_origin = origin_of(&target);
+        let mut hops = 0;
+        loop {
+            let mut req = client.request(method.clone(), target.clone());
+            if origin_of(&target) == first_origin {
+                for (k, v) in &self.headers {
+                    req = req.header(k.as_str(), v.as_str());
+                }
+            }
+            if let Some(b) = &body {
+                req = req
+                    .header("content-type", "application/json")
+                    .body(b.clone());
+            }
+            let resp = req.send().await.map_err(|e| {
+                // The cause (a refused address, a refused connection) is
+                // what the model and the user need to see.
+                let mut cause: &dyn std::error::Error = &e;
+                while let Some(next) = cause.source() {
+                    cause = next;
+                }
+                Error::provider(PROVIDER, format!("request to {target} failed: {cause}"), e)
+            })?;
+            let status = resp.status();
+            if status.is_redirection() {
+                let location = resp
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                let Some(location) = location else {
+                    return Err(Error::InvalidInput(format!(
+                        "{target} answered {status} without a Location"
+                    )));
+                };
+                if hops >= self.max_redirects {
+                    return Err(Error::InvalidInput(format!(
+                        "{target} redirects to {location}: more than {} redirects",
+                        self.max_redirects
+                    )));
+                }
+                hops += 1;
+                let next = target
+                    .join(&location)
+                    .map_err(|e| Error::InvalidInput(format!("redirect to `{location}`: {e}")))?;
+                target = self.check(&location, next)?;
+                // As browsers do: 303, and 301/302 after a POST, continue as a GET.
+                if status == reqwest::StatusCode::SEE_OTHER
+                    || (method == reqwest::Method::POST && matches!(status.as_u16(), 301 | 302))
+                {
+                    method = reqwest::Method::GET;
+                    body = None;
+                }
+                continue;
+            }
+            let text = self.read_capped(resp, &target).await?;
+            if !status.is_success() {
+                return Err(Error::InvalidInput(format!(
+                    "{target} answered {status}: {}",
+                    truncate_tool_output(&text, 500)
+                )));
+            }
+            // As LlamaIndex: the parsed JSON when the body is JSON, else the text.
+            return Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)));
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| Error::provider(PROVIDER, format!("request to {target} failed"), e))?;
-        let status = resp.status();
-        let text = resp.text().await.map_err(|e| {
+    }
+
+    /// The body, read chunk by chunk up to the byte cap (the rest is never downloaded).
+    async fn read_capped(&self, mut resp: reqwest::Response, target: &Url) -> Result<String> {
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut cut = false;
+        while let Some(chunk) = resp.chunk().await.map_err(|e| {
             Error::provider(PROVIDER, format!("reading the response of {target}"), e)
-        })?;
-        if !status.is_success() {
-            return Err(Error::InvalidInput(format!(
-                "{target} answered {status}: {}",
-                truncate_tool_output(&text, 500)
-            )));
+        })? {
+            let room = self.max_response_bytes.saturating_sub(bytes.len());
+            if chunk.len() > room {
+                bytes.extend_from_slice(&chunk[..room]);
+                cut = true;
+                break;
+            }
+            bytes.extend_from_slice(&chunk);
         }
-        // As LlamaIndex: the parsed JSON when the body is JSON, else the text.
-        Ok(serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        if cut {
+            text.push_str(&format!(
+                "\n[response cut at {} bytes]",
+                self.max_response_bytes
+            ));
+        }
+        Ok(text)
     }
 }
 
