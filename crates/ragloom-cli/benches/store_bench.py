@@ -42,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[2]
 MAKE_CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "make_corpus.py"
 PY_WORKLOAD = HERE / "python" / "llamaindex_ingest.py"
+GNU_TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 FAKE_EMBEDDINGS = HERE / "fake_embeddings.py"
 EMBED_DIM = 384  # fake_embeddings.py's vectors
 
@@ -79,6 +80,13 @@ def measure(cmd: list[str], env: dict | None = None) -> Run:
     Output goes to temporary files rather than pipes so that the child can be
     reaped with os.wait4 (which returns its rusage) without a reader thread.
     """
+    # A child forked from this interpreter reports the interpreter's own
+    # resident size as its peak (Linux records the pre-exec image's high-water
+    # mark), so the peak is taken by GNU time, a small process, when present.
+    rss_file = tempfile.NamedTemporaryFile(delete=False)
+    rss_file.close()
+    if GNU_TIME:
+        cmd = [GNU_TIME, "-f", "%M", "-o", rss_file.name] + cmd
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         try:
@@ -97,9 +105,16 @@ def measure(cmd: list[str], env: dict | None = None) -> Run:
             f"step failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
             f"--- stderr (tail) ---\n{stderr[-3000:]}"
         )
-    # ru_maxrss is in KiB on Linux; for a shell pipeline it is the largest
-    # of the reaped descendants.
-    return Run(wall, usage.ru_maxrss * 1024 / 1e6, stdout)
+    # ru_maxrss and GNU time's %M are in KiB on Linux; for a shell pipeline
+    # it is the largest of the reaped descendants.
+    peak_kib = usage.ru_maxrss
+    if GNU_TIME:
+        try:
+            peak_kib = int(Path(rss_file.name).read_text().split()[-1])
+        except (OSError, ValueError, IndexError):
+            pass
+    os.unlink(rss_file.name)
+    return Run(wall, peak_kib * 1024 / 1e6, stdout)
 
 
 def sh(script: str) -> Run:

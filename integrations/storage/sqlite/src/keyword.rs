@@ -14,7 +14,8 @@ use ragloom_core::retrievers::Bm25Tokenizer;
 use ragloom_core::schema::{MetadataMode, Node};
 use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
-use std::collections::{HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
 
 /// Segments beyond which the postings are merged into one.
@@ -443,57 +444,60 @@ pub(crate) fn search(
     let mut read = conn
         .prepare_cached("SELECT postings FROM bm25_postings WHERE term = ?1 ORDER BY segment")
         .map_err(err)?;
-    // The encoded lists (a few bytes a posting) are kept, not decoded ones,
-    // and scores go to a dense array by row when rows are dense: memory stays
-    // near the size of the postings read, whatever the size of the index.
-    let mut blobs_of: HashMap<&str, (Vec<Vec<u8>>, usize)> = HashMap::new();
+    // Each list is decoded straight from SQLite's buffer, twice (once to
+    // count its live postings, once to score them), and scores go to a dense
+    // array by row when rows are dense: memory stays near one list's size,
+    // whatever the size of the index.
     let max_row: i64 = conn
         .query_row("SELECT COALESCE(MAX(row), 0) FROM bm25_docs", [], |r| {
             r.get(0)
         })
         .map_err(err)?;
     let mut acc = Accumulator::new(max_row, s.docs);
-    for token in tokens {
-        if !blobs_of.contains_key(token.as_str()) {
-            let blobs: Vec<Vec<u8>> = read
-                .query_map(params![token], |r| r.get(0))
-                .and_then(|rows| rows.collect())
-                .map_err(err)?;
-            let mut live = 0usize;
-            for blob in &blobs {
-                for p in PostingIter::new(blob) {
-                    let p = p.ok_or_else(|| corrupt(path, token))?;
-                    live += usize::from(!deleted.contains(&p.row));
+    let mut df_of: HashMap<&str, usize> = HashMap::new();
+    // Runs `f` on every live posting of `term`; false if a list is damaged.
+    let mut each = |term: &str, f: &mut dyn FnMut(Posting)| -> Result<bool> {
+        let mut rows = read.query(params![term]).map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            let blob = row.get_ref(0).map_err(err)?;
+            let bytes = blob.as_blob().map_err(|e| err(e.into()))?;
+            for p in PostingIter::new(bytes) {
+                let Some(p) = p else { return Ok(false) };
+                if !deleted.contains(&p.row) {
+                    f(p);
                 }
             }
-            blobs_of.insert(token.as_str(), (blobs, live));
         }
-        let (blobs, live) = &blobs_of[token.as_str()];
-        if *live == 0 {
+        Ok(true)
+    };
+    for token in tokens {
+        let df = match df_of.get(token.as_str()) {
+            Some(&df) => df,
+            None => {
+                let mut live = 0usize;
+                if !each(token, &mut |_| live += 1)? {
+                    return Err(corrupt(path, token));
+                }
+                df_of.insert(token.as_str(), live);
+                live
+            }
+        };
+        if df == 0 {
             continue;
         }
-        let df = *live as f64;
+        let df = df as f64;
         let idf = (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln() as f32;
-        for blob in blobs {
-            for p in PostingIter::new(blob) {
-                let p = p.ok_or_else(|| corrupt(path, token))?;
-                if deleted.contains(&p.row) {
-                    continue;
-                }
-                let tf = f64::from(p.tf as f32);
-                let dl = f64::from(p.len);
-                let tfc = tf / (params.k1 * ((1.0 - params.b) + params.b * dl / avg_len) + tf);
-                acc.add(p.row, (f64::from(idf) * tfc) as f32);
-            }
+        let ok = each(token, &mut |p| {
+            let tf = f64::from(p.tf as f32);
+            let dl = f64::from(p.len);
+            let tfc = tf / (params.k1 * ((1.0 - params.b) + params.b * dl / avg_len) + tf);
+            acc.add(p.row, (f64::from(idf) * tfc) as f32);
+        })?;
+        if !ok {
+            return Err(corrupt(path, token));
         }
     }
-    let mut scored: Vec<(i64, f32)> = acc.into_scored();
-    let by_rank = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if scored.len() > top_k {
-        scored.select_nth_unstable_by(top_k - 1, by_rank);
-        scored.truncate(top_k);
-    }
-    scored.sort_by(by_rank);
+    let scored = acc.top_k(top_k);
     let mut id_of = conn
         .prepare_cached("SELECT node_id FROM bm25_docs WHERE row = ?1")
         .map_err(err)?;
@@ -533,17 +537,57 @@ impl Accumulator {
         }
     }
 
-    /// Every positive score with its row.
-    fn into_scored(self) -> Vec<(i64, f32)> {
+    /// The `k` best positive scores, best first (ties: the earlier row), kept
+    /// in a heap of `k` entries rather than a list of every scored row.
+    fn top_k(self, k: usize) -> Vec<(i64, f32)> {
+        let mut heap: BinaryHeap<Reverse<Ranked>> = BinaryHeap::with_capacity(k + 1);
+        let mut offer = |row: i64, score: f32| {
+            if score <= 0.0 {
+                return;
+            }
+            let r = Ranked(score, Reverse(row));
+            if heap.len() < k {
+                heap.push(Reverse(r));
+            } else if heap.peek().is_some_and(|Reverse(worst)| r > *worst) {
+                heap.pop();
+                heap.push(Reverse(r));
+            }
+        };
         match self {
-            Self::Dense(v) => v
-                .into_iter()
-                .enumerate()
-                .filter(|&(_, s)| s > 0.0)
-                .map(|(r, s)| (r as i64, s))
-                .collect(),
-            Self::Sparse(m) => m.into_iter().filter(|&(_, s)| s > 0.0).collect(),
+            Self::Dense(v) => {
+                for (row, score) in v.into_iter().enumerate() {
+                    offer(row as i64, score);
+                }
+            }
+            Self::Sparse(m) => {
+                for (row, score) in m {
+                    offer(row, score);
+                }
+            }
         }
+        let mut out: Vec<Ranked> = heap.into_iter().map(|Reverse(r)| r).collect();
+        out.sort_by(|a, b| b.cmp(a));
+        out.into_iter()
+            .map(|Ranked(s, Reverse(row))| (row, s))
+            .collect()
+    }
+}
+
+/// A scored row ordered best-first: higher score, then the earlier row.
+#[derive(PartialEq)]
+struct Ranked(f32, Reverse<i64>);
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
     }
 }
 

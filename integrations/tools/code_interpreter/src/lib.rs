@@ -5,11 +5,22 @@
 //!
 //! The code comes from a model, which may be steered by any text it has
 //! read (documents, web pages, user input). It runs with the full rights of
-//! your process's user: it can read and delete your files, use your network
-//! and credentials. A timeout and an output limit are all the protection
-//! given here; there is **no sandbox**. Only use it inside a disposable
-//! container or VM, never on a machine holding anything you care about.
-//! That is why the facade's `tools-code-interpreter` feature is not part of `full`.
+//! your process's user: it can read and delete your files and use your
+//! network. What is given here limits the damage of a runaway program, not of
+//! a hostile one:
+//!
+//! - it runs in a process group of its own, killed whole (children and
+//!   grandchildren) on timeout and when the run ends;
+//! - it gets a minimal environment (your `PATH`, `LANG`), not yours: no API key
+//!   reaches it unless passed with [`CodeInterpreterToolSpec::env`];
+//! - CPU time, memory, open files and file size are capped (`ulimit`, set
+//!   by `sh` before the interpreter starts), and so is the output kept.
+//!
+//! It does **not** isolate the file system, the network, other processes of
+//! your user, or the machine: there is **no sandbox**. Only use it inside a
+//! disposable container or VM, never on a machine holding anything you care
+//! about. That is why the facade's `tools-code-interpreter` feature is not
+//! part of `full`.
 
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
@@ -26,6 +37,56 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default limit, in bytes, on what is kept of each of stdout and stderr.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 16 * 1024;
 
+/// Resource limits of a run, applied with `ulimit` before the interpreter
+/// starts; `None` leaves one as inherited.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// CPU seconds (the process is killed by `SIGXCPU` past them). Default 30.
+    pub cpu_seconds: Option<u64>,
+    /// Address space, in bytes. Default 1 GiB.
+    pub memory_bytes: Option<u64>,
+    /// Open files. Default 64.
+    pub open_files: Option<u64>,
+    /// The largest file it may write, in bytes. Default 64 MiB.
+    pub file_size_bytes: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            cpu_seconds: Some(30),
+            memory_bytes: Some(1 << 30),
+            open_files: Some(64),
+            file_size_bytes: Some(64 << 20),
+        }
+    }
+}
+
+impl Limits {
+    /// The `ulimit` commands (POSIX `sh`: `-v` and `-f` in KiB / 512-byte blocks).
+    fn ulimit_script(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(t) = self.cpu_seconds {
+            parts.push(format!("ulimit -t {t}"));
+        }
+        if let Some(m) = self.memory_bytes {
+            parts.push(format!("ulimit -v {}", (m / 1024).max(1)));
+        }
+        if let Some(n) = self.open_files {
+            parts.push(format!("ulimit -n {n}"));
+        }
+        if let Some(f) = self.file_size_bytes {
+            parts.push(format!("ulimit -f {}", (f / 512).max(1)));
+        }
+        parts.push("exec \"$0\" \"$@\"".into());
+        parts.join(" && ")
+    }
+}
+
+/// `PATH` when this process has none (else its own is passed: it names
+/// where programs are, not secrets).
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
 /// The tool's description (LlamaIndex's docstring, in substance).
 pub const CODE_INTERPRETER_DESCRIPTION: &str = "code_interpreter(code: str)\nA function to execute python code, and return the stdout and stderr.\n\nYou should import any libraries that you wish to use. You have access to any libraries the user has installed.\n\nThe code passed to this function is executed in isolation. It should be complete at the time it is passed to this function.\n\nYou should interpret the output and errors returned from this function, and attempt to fix any problems.\nIf you cannot fix the error, show the code to the user and ask for help\n\nIt is not possible to return graphics or other complicated data from this function. If the user cannot see the output, save it to a file and tell the user.";
 
@@ -38,6 +99,8 @@ pub struct CodeInterpreterToolSpec {
     timeout: Duration,
     max_output_bytes: usize,
     description: String,
+    limits: Limits,
+    env: Vec<(String, String)>,
 }
 
 impl Default for CodeInterpreterToolSpec {
@@ -55,7 +118,22 @@ impl CodeInterpreterToolSpec {
             timeout: DEFAULT_TIMEOUT,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             description: CODE_INTERPRETER_DESCRIPTION.into(),
+            limits: Limits::default(),
+            env: Vec::new(),
         }
+    }
+
+    /// The resource limits of each run (see [`Limits`] for the defaults).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Passes `name=value` to the code (it gets only `PATH`, `LANG` and what
+    /// is passed this way). `PATH` given here replaces the default.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((name.into(), value.into()));
+        self
     }
 
     /// Another interpreter: `program args... <code>` (e.g. `("sh", ["-c"])`).
@@ -91,50 +169,93 @@ impl CodeInterpreterToolSpec {
     /// Runs `code` and returns `StdOut:\n{stdout}\nStdErr:\n{stderr}` as
     /// LlamaIndex does. A run past the timeout is killed and is an error.
     pub async fn code_interpreter(&self, code: &str) -> Result<String> {
-        let mut child = Command::new(&self.program)
+        // Found here, so a missing interpreter is an error, not a shell message.
+        let program = find_program(&self.program).ok_or_else(|| {
+            Error::provider(
+                "code_interpreter",
+                format!("could not start `{}`", self.program),
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such program"),
+            )
+        })?;
+        // `sh` sets the limits, then `exec`s the interpreter in its place.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(self.limits.ulimit_script())
+            .arg(&program)
             .args(&self.args)
             .arg(code)
+            .env_clear()
+            .env(
+                "PATH",
+                std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into()),
+            )
+            .env("LANG", "C.UTF-8")
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                Error::provider(
-                    "code_interpreter",
-                    format!("could not start `{}`", self.program),
-                    e,
-                )
-            })?;
-        let stdout = child.stdout.take();
-        let stderr = child.stderr.take();
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = cmd.spawn().map_err(|e| {
+            Error::provider(
+                "code_interpreter",
+                format!("could not start `{}`", self.program),
+                e,
+            )
+        })?;
+        let group = child.id();
         let max = self.max_output_bytes;
-        let run = async {
-            let (out, err, status) = tokio::join!(
-                read_capped(stdout, max),
-                read_capped(stderr, max),
-                child.wait()
-            );
-            (out, err, status)
-        };
-        let outcome = tokio::time::timeout(self.timeout, run).await;
-        match outcome {
-            Ok((out, err, status)) => {
+        // Read while it runs, so a full pipe never blocks it.
+        let out = tokio::spawn(read_capped(child.stdout.take(), max));
+        let err = tokio::spawn(read_capped(child.stderr.take(), max));
+        let status = tokio::time::timeout(self.timeout, child.wait()).await;
+        // Whatever happened, nothing it started outlives the call (and the
+        // pipes close, so the reads end).
+        kill_group(group);
+        let _ = child.start_kill();
+        let joined = |r: std::result::Result<String, tokio::task::JoinError>| r.unwrap_or_default();
+        match status {
+            Ok(status) => {
                 status.map_err(|e| {
                     Error::provider("code_interpreter", "waiting for the process failed", e)
                 })?;
+                let (out, err) = (joined(out.await), joined(err.await));
                 Ok(format!("StdOut:\n{out}\nStdErr:\n{err}"))
             }
-            Err(_) => {
-                // `kill_on_drop` would also do it; killing now frees the pipes at once.
-                let _ = child.start_kill();
-                Err(Error::InvalidInput(format!(
-                    "the code ran longer than {} s and was stopped",
-                    self.timeout.as_secs_f64()
-                )))
-            }
+            Err(_) => Err(Error::InvalidInput(format!(
+                "the code ran longer than {} s and was stopped",
+                self.timeout.as_secs_f64()
+            ))),
         }
     }
+}
+
+/// `program` as a path to an executable file: as given when it names a path,
+/// else the first match on `PATH`.
+fn find_program(program: &str) -> Option<std::path::PathBuf> {
+    let is_file = |p: &std::path::Path| p.is_file();
+    if program.contains('/') {
+        let p = std::path::PathBuf::from(program);
+        return is_file(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| is_file(p))
+}
+
+/// Kills the process group led by `leader` (a no-op once it is gone).
+fn kill_group(leader: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = leader
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = leader;
 }
 
 /// Reads a whole stream, keeping its first `max` bytes and noting how much was dropped.

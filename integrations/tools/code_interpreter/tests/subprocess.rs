@@ -86,3 +86,70 @@ async fn missing_interpreter_and_bad_arguments_are_error_outputs() {
         .unwrap();
     assert!(out.is_error && out.content.contains("`code`"));
 }
+
+#[tokio::test]
+async fn a_timeout_kills_the_whole_process_group() {
+    let spec = sh().timeout(Duration::from_millis(500));
+    // A grandchild that would outlive its parent, and write its pid first.
+    let dir = tempfile_dir();
+    let pidfile = dir.join("pid");
+    let code = format!("sleep 60 & echo $! > {}; sleep 60", pidfile.display());
+    let err = spec.code_interpreter(&code).await.unwrap_err();
+    assert!(err.to_string().contains("was stopped"), "{err}");
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
+    // Killed: gone, or a zombie waiting for its reaper.
+    std::thread::sleep(Duration::from_millis(200));
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        state.is_empty() || state.contains(") Z"),
+        "the grandchild {pid} survived: {state}"
+    );
+}
+
+#[tokio::test]
+async fn a_background_child_does_not_hold_the_call_open() {
+    let spec = sh().timeout(Duration::from_secs(20));
+    let started = std::time::Instant::now();
+    let text = spec
+        .code_interpreter("(sleep 15; echo late) & echo done")
+        .await
+        .unwrap();
+    assert_eq!(text, "StdOut:\ndone\n\nStdErr:\n");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn the_environment_is_minimal_unless_passed() {
+    let spec = sh().env("GREETING", "hi");
+    let text = spec.code_interpreter("env").await.unwrap();
+    assert!(text.contains("GREETING=hi"), "{text}");
+    assert!(text.contains("PATH="), "{text}");
+    // Cargo sets CARGO_* in every test process: none may reach the code.
+    assert!(!text.contains("CARGO"), "{text}");
+}
+
+#[tokio::test]
+async fn resource_limits_apply() {
+    let text = sh()
+        .code_interpreter("ulimit -n; ulimit -t; ulimit -v")
+        .await
+        .unwrap();
+    assert_eq!(text, format!("StdOut:\n64\n30\n{}\n\nStdErr:\n", 1 << 20));
+    let spec = sh().limits(ragloom_tools_code_interpreter::Limits {
+        cpu_seconds: Some(1),
+        ..Default::default()
+    });
+    // A busy loop is stopped by its CPU limit, well before the 30 s timeout.
+    let started = std::time::Instant::now();
+    let out = spec.code_interpreter("while :; do :; done").await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20), "{out}");
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ci-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
