@@ -77,9 +77,12 @@ fn reader(files: Vec<PathBuf>) -> SimpleDirectoryReader {
     reader
 }
 
+/// A file that could not be stat'ed: its path and why.
+type Unlisted = (String, String);
+
 /// The files of `source` with their size and modification time; files that
-/// cannot be listed or stat'ed are returned apart.
-fn list(source: &Source) -> Result<(Vec<Listed>, Vec<(String, String)>), CliError> {
+/// cannot be stat'ed are returned apart.
+fn list(source: &Source) -> Result<(Vec<Listed>, Vec<Unlisted>), CliError> {
     let paths: Vec<PathBuf> = match &source.kind {
         SourceKind::Folder => {
             let reader = SimpleDirectoryReader::new(&source.base).recursive(true);

@@ -760,3 +760,27 @@ async fn corpus_loads_as_llama_index_loads_it() {
         assert_eq!(doc.metadata["file_type"], want["file_type"]);
     }
 }
+
+/// A FIFO or a link to a device in a folder would block or never end if
+/// read: both are skipped, and the folder's files load.
+#[tokio::test]
+async fn fifos_and_links_to_devices_are_skipped_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("note.txt"), "a plain file").unwrap();
+    let fifo = dir.path().join("pipe.txt");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zeros.txt")).unwrap();
+    std::os::unix::fs::symlink("/dev/urandom", dir.path().join("noise.bin")).unwrap();
+
+    let reader = SimpleDirectoryReader::new(dir.path());
+    let docs = tokio::time::timeout(Duration::from_secs(20), reader.load_data())
+        .await
+        .expect("reading the folder hung")
+        .unwrap();
+    let names: Vec<&str> = docs
+        .iter()
+        .filter_map(|d| d.metadata.get("file_name").and_then(Value::as_str))
+        .collect();
+    assert_eq!(names, ["note.txt"]);
+}

@@ -11,6 +11,7 @@
 
 mod chat_template;
 mod gguf;
+mod gguf_check;
 mod llm;
 mod stop;
 

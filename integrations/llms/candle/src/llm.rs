@@ -145,6 +145,13 @@ impl CandleLlmBuilder {
         }
         let path = &self.path;
         let mut file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
+        // Checked before parsing: the parser allocates whatever the header declares.
+        crate::gguf_check::check_file(&mut file)
+            .map_err(|e| Error::io("reading", path, e))?
+            .map_err(|m| Error::CorruptFile {
+                path: path.clone(),
+                message: format!("not a readable GGUF file: {m}"),
+            })?;
         let content = gguf_file::Content::read(&mut file).map_err(|e| {
             Error::provider(
                 PROVIDER,

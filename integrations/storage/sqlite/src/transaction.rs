@@ -13,7 +13,7 @@ impl SqliteStore {
     /// Starts a transaction, waiting for this process's other transaction
     /// and for other processes' writers (up to [`crate::SqliteOptions::busy_timeout`]).
     /// The same as [`StorageContext::transaction`] on this store's context,
-    /// typed, so a program can also reach the transaction's [`SqliteKv`](crate::SqliteKv).
+    /// typed, so a program can also reach the transaction's [`SqliteKv`].
     pub async fn begin(&self) -> Result<SqliteTransaction> {
         // One transaction at a time in this process; other processes wait in SQLite.
         let permit = Arc::clone(&self.db.turn).lock_owned().await;
