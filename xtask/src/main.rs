@@ -22,7 +22,7 @@ fn main() -> ExitCode {
         Some("pyref") => python_reference().map(|p| println!("{}", p.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny (if installed)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus)\n  layers  check that ragloom-core's modules import only from their own layer or below\n  pyref   set up the Python LlamaIndex reference venv and print its python"
+                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus)\n  layers  check that ragloom-core's modules import only from their own layer or below\n  pyref   set up the Python LlamaIndex reference venv and print its python"
             );
             Err("unknown command".into())
         }
@@ -117,16 +117,25 @@ fn ci() -> Result {
         .env("RUSTDOCFLAGS", "-D warnings");
     run("cargo doc -D warnings", doc)?;
 
-    if Command::new("cargo")
+    let have_deny = Command::new("cargo")
         .args(["deny", "--version"])
         .output()
-        .is_ok_and(|o| o.status.success())
-    {
+        .is_ok_and(|o| o.status.success());
+    if have_deny {
+        // Licences, bans and sources need nothing but the lock file. The
+        // advisories need their database from the network: only where asked.
         let mut deny = cargo();
-        deny.args(["deny", "check"]);
-        run("cargo deny check", deny)?;
+        deny.args(["deny", "check", "licenses", "bans", "sources"]);
+        run("cargo deny check licenses bans sources", deny)?;
+        if env::var_os("RAGLOOM_DENY_ADVISORIES").is_some() {
+            let mut advisories = cargo();
+            advisories.args(["deny", "check", "advisories"]);
+            run("cargo deny check advisories", advisories)?;
+        }
+    } else if env::var_os("CI").is_some() {
+        return Err("cargo-deny is not installed; .ci/run installs it".into());
     } else {
-        eprintln!("==> cargo deny: not installed, skipped (cargo install cargo-deny)");
+        eprintln!("==> cargo deny: not installed, skipped (cargo install --locked cargo-deny)");
     }
     eprintln!("==> ci: all checks passed");
     Ok(())
