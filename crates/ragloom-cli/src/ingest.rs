@@ -13,8 +13,8 @@ use crate::store::{
     self, BuildSettings, FileRecord, IndexDir, IngestSummary, MANIFEST_FORMAT, Manifest,
 };
 use crate::ui::Ui;
-use ragloom::indices::RefreshPlan;
 use ragloom::indices::VectorStoreIndex;
+use ragloom::indices::{RefreshPlan, record_hashes};
 use ragloom::ingestion::run_transformations_parallel;
 use ragloom::readers::SimpleDirectoryReader;
 use ragloom::sqlite::{CachedEmbedding, SqliteStore};
@@ -137,23 +137,18 @@ impl Writer {
                 transformations,
             } => {
                 let docstore = &context.docstore;
-                let plan = RefreshPlan::new(docstore.as_ref(), docs).await?;
-                self.delete(&plan.changed).await?;
-                let (documents, hashes): (Vec<Node>, Vec<(String, String)>) = plan
-                    .to_write
-                    .into_iter()
-                    .map(|(d, h)| {
-                        let key = (d.id_.clone(), h);
-                        (d, key)
-                    })
-                    .unzip();
+                let RefreshPlan {
+                    written,
+                    changed,
+                    to_write,
+                    hashes,
+                } = RefreshPlan::new(docstore.as_ref(), docs).await?;
+                self.delete(&changed).await?;
                 let nodes =
-                    run_transformations_parallel(documents, transformations, workers()).await?;
+                    run_transformations_parallel(to_write, transformations, workers()).await?;
                 docstore.add_documents(&nodes, true, true).await?;
-                for (id, hash) in hashes {
-                    docstore.set_document_hash(&id, &hash).await?;
-                }
-                Ok(plan.written)
+                record_hashes(docstore.as_ref(), &hashes).await?;
+                Ok(written)
             }
         }
     }
@@ -261,20 +256,23 @@ pub async fn ingest(
     ui: &Ui,
 ) -> Result<IngestSummary, CliError> {
     let started = Instant::now();
-    let live_path = index.live_db()?;
-    let live_manifest = match index.open_live() {
-        Ok(Some(live)) => store::read_manifest(&live.kv())?,
+    // The live build, opened once: with unchanged settings it is the file
+    // this ingest writes. A pointer to a vanished file means a rebuild.
+    let live = match index.live_db()? {
+        Some(path) if path.exists() => Some(store::open_build(&path, opts.no_wait)?),
         _ => None,
+    };
+    let live_manifest = match &live {
+        Some(store) => store::read_manifest(&store.kv())?,
+        None => None,
     };
     let settings = settings_for(opts, spec, live_manifest.as_ref())?;
     let db_path = index.db_path(&settings);
-    if let (Some(_), Some(m)) = (&live_path, &live_manifest) {
-        if m.settings != settings {
-            ui.note(&format!(
-                "the settings changed ({}): building a new index beside the current one; it replaces it once complete",
-                describe_change(&m.settings, &settings)
-            ));
-        }
+    if let Some(m) = live_manifest.as_ref().filter(|m| m.settings != settings) {
+        ui.note(&format!(
+            "the settings changed ({}): building a new index beside the current one; it replaces it once complete",
+            describe_change(&m.settings, &settings)
+        ));
     }
     // The model is built (and so checked) before anything is written; its
     // vectors are cached by content in their own file, committed as they
@@ -288,7 +286,10 @@ pub async fn ingest(
         None => None,
     };
 
-    let store = store::open_build(&db_path, opts.no_wait)?;
+    let store = match live {
+        Some(live) if live.path() == db_path => live,
+        _ => store::open_build(&db_path, opts.no_wait)?,
+    };
     let tx = begin(&store, ui).await?;
     let kv = tx.kv();
     let manifest = store::read_manifest(&kv)?;

@@ -9,7 +9,7 @@ use std::path::Path;
 
 mod common;
 use assert_cmd::Command;
-use common::{json_of, ragloom, ragloom_process};
+use common::{json_of, ragloom, ragloom_process, status};
 
 fn corpus(dir: &Path) {
     std::fs::create_dir_all(dir.join("notes")).unwrap();
@@ -23,15 +23,6 @@ fn corpus(dir: &Path) {
         "The boat is moored at the east pier.\nIts engine was serviced in March by the harbour mechanic.\n",
     )
     .unwrap();
-}
-
-fn status(home: &Path, data: &Path) -> Value {
-    let out = ragloom(home)
-        .args(["status", "--json", "--files"])
-        .arg(data)
-        .assert()
-        .success();
-    json_of(&out.get_output().stdout)
 }
 
 #[test]

@@ -6,21 +6,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{json_of, ragloom, ragloom_process};
+use common::{json_of, ragloom, ragloom_process, status};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
-
-fn status(home: &Path, data: &Path) -> Value {
-    let out = ragloom(home)
-        .args(["status", "--json", "--files"])
-        .arg(data)
-        .assert()
-        .success();
-    json_of(&out.get_output().stdout)
-}
 
 fn ingest(home: &Path, data: &Path) -> Value {
     let out = ragloom(home)

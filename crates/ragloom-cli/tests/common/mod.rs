@@ -45,3 +45,13 @@ pub fn json_of(out: &[u8]) -> Value {
     let text = String::from_utf8_lossy(out);
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
+
+/// `status --json` of the index of `data`.
+pub fn status(home: &Path, data: &Path) -> Value {
+    let out = ragloom(home)
+        .args(["status", "--json", "--files"])
+        .arg(data)
+        .assert()
+        .success();
+    json_of(&out.get_output().stdout)
+}

@@ -9,7 +9,7 @@ pub mod utils;
 pub mod vector_store;
 
 pub use prompt_helper::{DEFAULT_CHUNK_OVERLAP_RATIO, DEFAULT_PADDING, PromptHelper};
-pub use refresh::RefreshPlan;
+pub use refresh::{RefreshPlan, record_hashes};
 pub use summary::{
     SummaryIndex, SummaryIndexBuilder, SummaryIndexEmbeddingRetriever, SummaryIndexLLMRetriever,
     SummaryIndexRetriever,

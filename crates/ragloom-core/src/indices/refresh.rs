@@ -14,8 +14,21 @@ pub struct RefreshPlan {
     pub written: Vec<bool>,
     /// Stored documents whose hash changed: their old nodes go first.
     pub changed: Vec<String>,
-    /// Documents to insert, each with its hash, in input order.
-    pub to_write: Vec<(Node, String)>,
+    /// Documents to insert, in input order.
+    pub to_write: Vec<Node>,
+    /// Their ids and hashes, to record with [`record_hashes`] once their
+    /// nodes are written.
+    pub hashes: Vec<(String, String)>,
+}
+
+/// Records each document's hash: the last step of a refresh, after its
+/// nodes are stored, so a document whose nodes were not all written is not
+/// taken for up to date.
+pub async fn record_hashes(docstore: &dyn DocStore, hashes: &[(String, String)]) -> Result<()> {
+    for (doc_id, hash) in hashes {
+        docstore.set_document_hash(doc_id, hash).await?;
+    }
+    Ok(())
 }
 
 impl RefreshPlan {
@@ -50,7 +63,10 @@ impl RefreshPlan {
             };
             plan.written.push(written);
         }
-        plan.to_write = to_write.into_iter().flatten().collect();
+        for (document, hash) in to_write.into_iter().flatten() {
+            plan.hashes.push((document.id_.clone(), hash));
+            plan.to_write.push(document);
+        }
         Ok(plan)
     }
 }
@@ -78,8 +94,14 @@ mod tests {
         let ids: Vec<(&str, &str)> = plan
             .to_write
             .iter()
-            .map(|(n, _)| (n.id_.as_str(), n.get_text()))
+            .map(|n| (n.id_.as_str(), n.get_text()))
             .collect();
         assert_eq!(ids, vec![("b", "beta"), ("c", "gamma 2")]);
+        let hashed: Vec<&str> = plan.hashes.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(hashed, vec!["b", "c"]);
+        assert_eq!(
+            plan.hashes[1].1,
+            Node::document("gamma 2").with_id("c").hash()
+        );
     }
 }

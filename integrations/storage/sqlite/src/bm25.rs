@@ -3,6 +3,7 @@
 
 use crate::db::{Db, Scope};
 use crate::keyword::{self, Params};
+use crate::kv::Table;
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::retrievers::bm25::{DEFAULT_B, DEFAULT_K1, DEFAULT_SIMILARITY_TOP_K};
@@ -11,8 +12,7 @@ use ragloom_core::schema::{NodeWithScore, QueryBundle};
 use ragloom_core::storage::docstore::{
     DEFAULT_COLLECTION_DATA_SUFFIX, DEFAULT_NAMESPACE, json_to_doc,
 };
-use rusqlite::{OptionalExtension, params};
-use serde_json::Value;
+use ragloom_core::storage::kvstore::KvTable;
 use std::sync::Arc;
 
 /// BM25 over every node of a [`crate::SqliteStore`], scored as
@@ -65,30 +65,16 @@ impl SqliteBm25Retriever {
         db.read(&Scope::Committed, |conn| {
             let hits =
                 keyword::search(&db.path, conn, &tokens, self.params, self.similarity_top_k)?;
-            let mut stmt = conn
-                .prepare_cached("SELECT value FROM kv WHERE collection = ?1 AND key = ?2")
-                .map_err(|e| db.err("reading", e))?;
+            // The nodes are read in the same snapshot as the postings, through
+            // the docstore's own table, so a hit is never a node since deleted.
+            let mut table = Table { conn, db };
             hits.into_iter()
                 .map(|(id, score)| {
-                    let text: Option<String> = stmt
-                        .query_row(params![collection, id], |r| {
-                            Ok(crate::kv::decode_value(r.get_ref(0)?).ok())
-                        })
-                        .optional()
-                        .map_err(|e| db.err("reading", e))?
-                        .flatten();
-                    let node = text
-                        .and_then(|t| match serde_json::from_str::<Value>(&t) {
-                            Ok(Value::Object(map)) => Some(map),
-                            _ => None,
-                        })
-                        .ok_or_else(|| {
-                            Error::corrupt(&db.path, format!("indexed node `{id}` is not stored"))
-                        })
-                        .and_then(|map| {
-                            json_to_doc(&map)
-                                .map_err(|m| Error::corrupt(&db.path, format!("node `{id}`: {m}")))
-                        })?;
+                    let stored = table.get(&id, &collection)?.ok_or_else(|| {
+                        Error::corrupt(&db.path, format!("indexed node `{id}` is not stored"))
+                    })?;
+                    let node = json_to_doc(&stored)
+                        .map_err(|m| Error::corrupt(&db.path, format!("node `{id}`: {m}")))?;
                     Ok(NodeWithScore::new(node, Some(score)))
                 })
                 .collect()

@@ -189,14 +189,10 @@ impl Iterator for PostingIter<'_> {
     }
 }
 
+/// Appends the postings of `bytes` to `out`; `None` if the list is damaged.
 fn decode(bytes: &[u8], out: &mut Vec<Posting>) -> Option<()> {
-    let mut pos = 0;
-    let mut row = 0i64;
-    while pos < bytes.len() {
-        row += i64::try_from(get_varint(bytes, &mut pos)?).ok()?;
-        let tf = u32::try_from(get_varint(bytes, &mut pos)?).ok()?;
-        let len = u32::try_from(get_varint(bytes, &mut pos)?).ok()?;
-        out.push(Posting { row, tf, len });
+    for p in PostingIter::new(bytes) {
+        out.push(p?);
     }
     Some(())
 }
@@ -287,12 +283,10 @@ pub(crate) fn add(path: &Path, conn: &Connection, counted: &[Counted]) -> Result
 /// Merges every term's segments into one and forgets the tombstones, when
 /// there are many segments or tombstones reach a quarter of the nodes.
 fn maybe_merge(path: &Path, conn: &Connection) -> Result<()> {
-    let err = |e| sql_err(path, "merging the keyword index", e);
-    let segments = meta_i64(conn, "bm25_next_segment").map_err(err)?;
-    let tombstones: i64 = conn
-        .query_row("SELECT count(*) FROM bm25_deleted", [], |r| r.get(0))
-        .map_err(err)?;
-    let docs = stats(conn).map_err(err)?.docs;
+    let (segments, tombstones) = backlog(path, conn)?;
+    let docs = stats(conn)
+        .map_err(|e| sql_err(path, "merging the keyword index", e))?
+        .docs;
     if segments <= MAX_SEGMENTS && (tombstones == 0 || tombstones * 4 < docs.max(1)) {
         return Ok(());
     }
@@ -303,15 +297,21 @@ fn maybe_merge(path: &Path, conn: &Connection) -> Result<()> {
 /// no-op when there is one segment and no tombstone): queries then read one
 /// row per term, and the file holds no space lost between segments.
 pub(crate) fn merge_all(path: &Path, conn: &Connection) -> Result<()> {
+    let (segments, tombstones) = backlog(path, conn)?;
+    if segments <= 1 && tombstones == 0 {
+        return Ok(());
+    }
+    merge(path, conn)
+}
+
+/// What a merge would clear: segments written since the last one, and tombstones.
+fn backlog(path: &Path, conn: &Connection) -> Result<(i64, i64)> {
     let err = |e| sql_err(path, "merging the keyword index", e);
     let segments = meta_i64(conn, "bm25_next_segment").map_err(err)?;
     let tombstones: i64 = conn
         .query_row("SELECT count(*) FROM bm25_deleted", [], |r| r.get(0))
         .map_err(err)?;
-    if segments <= 1 && tombstones == 0 {
-        return Ok(());
-    }
-    merge(path, conn)
+    Ok((segments, tombstones))
 }
 
 fn merge(path: &Path, conn: &Connection) -> Result<()> {

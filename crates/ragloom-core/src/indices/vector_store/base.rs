@@ -5,7 +5,7 @@ use super::retriever::VectorIndexRetriever;
 use crate::data_structs::{IndexDict, IndexStruct};
 use crate::embeddings::{Embedding, embed_in_batches};
 use crate::error::{Error, Result};
-use crate::indices::RefreshPlan;
+use crate::indices::{RefreshPlan, record_hashes};
 use crate::ingestion::{run_transformations, run_transformations_parallel};
 use crate::node_parser::SentenceSplitter;
 use crate::schema::{MetadataMode, Node, NodeKind};
@@ -441,36 +441,27 @@ impl VectorStoreIndex {
     /// records its hash, so a document whose nodes were not all written is
     /// not taken for up to date.
     pub async fn insert(&self, document: Node) -> Result<()> {
-        let hash = document.hash();
-        self.insert_hashed(vec![(document, hash)]).await
+        let hashes = [(document.id_.clone(), document.hash())];
+        self.insert_then_hash(vec![document], &hashes).await
     }
 
     /// Inserts documents whose hashes are already known: all of them split
     /// (on [`num_workers`](VectorStoreIndexBuilder::num_workers) workers),
     /// their nodes added in batches with the index struct written once, and
     /// only then their hashes recorded.
-    async fn insert_hashed(&self, documents: Vec<(Node, String)>) -> Result<()> {
+    async fn insert_then_hash(
+        &self,
+        documents: Vec<Node>,
+        hashes: &[(String, String)],
+    ) -> Result<()> {
         if documents.is_empty() {
             return Ok(());
         }
-        let (documents, hashes): (Vec<Node>, Vec<(String, String)>) = documents
-            .into_iter()
-            .map(|(d, h)| {
-                let key = (d.id_.clone(), h);
-                (d, key)
-            })
-            .unzip();
-        let nodes = self.split(documents).await?;
+        let nodes =
+            run_transformations_parallel(documents, &self.transformations, self.num_workers)
+                .await?;
         self.insert_nodes(nodes).await?;
-        let docstore = &self.storage_context.docstore;
-        for (doc_id, hash) in hashes {
-            docstore.set_document_hash(&doc_id, &hash).await?;
-        }
-        Ok(())
-    }
-
-    async fn split(&self, documents: Vec<Node>) -> Result<Vec<Node>> {
-        run_transformations_parallel(documents, &self.transformations, self.num_workers).await
+        record_hashes(self.storage_context.docstore.as_ref(), hashes).await
     }
 
     /// Replaces a document's nodes with those of its new version (LlamaIndex
@@ -491,10 +482,15 @@ impl VectorStoreIndex {
     /// embedded together. Run it inside a [`StorageContext::transaction`] on
     /// a transactional store to make the whole refresh land at once.
     pub async fn refresh_ref_docs(&self, documents: &[Node]) -> Result<Vec<bool>> {
-        let plan = RefreshPlan::new(self.storage_context.docstore.as_ref(), documents).await?;
-        self.delete_ref_docs(&plan.changed, true).await?;
-        self.insert_hashed(plan.to_write).await?;
-        Ok(plan.written)
+        let RefreshPlan {
+            written,
+            changed,
+            to_write,
+            hashes,
+        } = RefreshPlan::new(self.storage_context.docstore.as_ref(), documents).await?;
+        self.delete_ref_docs(&changed, true).await?;
+        self.insert_then_hash(to_write, &hashes).await?;
+        Ok(written)
     }
 
     /// Embeds (where needed) and adds nodes (LlamaIndex `insert_nodes`).
