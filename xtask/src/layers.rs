@@ -24,6 +24,7 @@ pub const LAYERS: &[(&str, &[&str])] = &[
             "node_parser",
             "extractors",
             "transform",
+            "testing",
         ],
     ),
     (

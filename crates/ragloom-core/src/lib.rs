@@ -44,6 +44,8 @@ pub mod selectors;
 pub mod settings;
 pub mod storage;
 pub mod tokenizer;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tools;
 pub mod transform;
 pub mod utils;

@@ -367,7 +367,7 @@ impl VectorStore for CountingStore {
     }
     async fn delete_nodes(
         &self,
-        ids: &[String],
+        ids: Option<&[String]>,
         f: Option<&MetadataFilters>,
     ) -> ragloom_core::Result<()> {
         self.inner.delete_nodes(ids, f).await

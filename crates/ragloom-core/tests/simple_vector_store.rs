@@ -432,24 +432,32 @@ async fn re_adding_overwrites_in_place_and_delete_nodes_filters() {
     // Ids and filters together: only listed nodes that match.
     let ann = MetadataFilters::from_pairs([("author", "Ann")]);
     store
-        .delete_nodes(&["n1".into(), "n3".into()], Some(&ann))
+        .delete_nodes(Some(&["n1".into(), "n3".into()]), Some(&ann))
         .await
         .unwrap();
     assert!(!store.node_ids().contains(&"n1".to_string()));
     assert!(store.node_ids().contains(&"n3".to_string()));
     // Filters alone: every match.
     store
-        .delete_nodes(&[], Some(&MetadataFilters::from_pairs([("author", "Cy")])))
+        .delete_nodes(None, Some(&MetadataFilters::from_pairs([("author", "Cy")])))
         .await
         .unwrap();
     assert_eq!(
         store.node_ids(),
         ["n2", "n3", "n4", "orphan", "doc-z", "idx"]
     );
-    // Neither: nothing.
-    store.delete_nodes(&[], None).await.unwrap();
+    // An empty id list selects nothing; neither ids nor filters is an error.
+    store.delete_nodes(Some(&[]), Some(&ann)).await.unwrap();
     assert_eq!(store.len(), 6);
-    store.delete_nodes(&["idx".into()], None).await.unwrap();
+    let err = store.delete_nodes(None, None).await.unwrap_err();
+    assert!(err.to_string().contains("clear()"), "{err}");
+    let err = store
+        .delete_nodes(None, Some(&MetadataFilters::default()))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("clear()"), "{err}");
+    assert_eq!(store.len(), 6);
+    store.delete_nodes(Some(&["idx".into()]), None).await.unwrap();
     assert_eq!(store.len(), 5);
     store.clear().await.unwrap();
     assert!(store.is_empty());
@@ -557,7 +565,7 @@ async fn parallel_scan_matches_a_plain_scan() {
         .filter(|i| i % 2 == 0)
         .map(|i| format!("id{i:05}"))
         .collect();
-    store.delete_nodes(&doomed, None).await.unwrap();
+    store.delete_nodes(Some(&doomed), None).await.unwrap();
     assert_eq!(store.len(), n / 2);
     let r = store
         .query(&VectorStoreQuery::new(query.clone(), 3))

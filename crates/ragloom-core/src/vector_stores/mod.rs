@@ -36,9 +36,15 @@ pub trait VectorStore: Send + Sync + std::fmt::Debug {
     /// Deletes every node whose source document is `ref_doc_id`.
     async fn delete(&self, ref_doc_id: &str) -> Result<()>;
     /// Deletes nodes by id, by filters, or both (the listed nodes that match).
+    ///
+    /// One meaning in every store (read it with [`delete_selection`]): `None`
+    /// ids or filters (or filters with no conditions) restrict nothing; an
+    /// empty id list selects no node, so deletes nothing; neither ids nor
+    /// filters is an [`Error::InvalidInput`] — LlamaIndex would delete
+    /// everything there, ragloom asks for [`VectorStore::clear`].
     async fn delete_nodes(
         &self,
-        node_ids: &[String],
+        node_ids: Option<&[String]>,
         filters: Option<&MetadataFilters>,
     ) -> Result<()>;
     /// The nodes nearest to the query, best first.
@@ -51,7 +57,7 @@ pub trait VectorStore: Send + Sync + std::fmt::Debug {
             std::any::type_name_of_val(self)
         )))
     }
-    /// Removes everything.
+    /// Removes every node: the one way to empty a store.
     async fn clear(&self) -> Result<()>;
     /// Writes the store under `persist_path` if it is a local store; remote stores do nothing.
     async fn persist(&self, persist_path: &Path) -> Result<()> {
@@ -60,4 +66,31 @@ pub trait VectorStore: Send + Sync + std::fmt::Debug {
     }
     /// The concrete store, for downcasting.
     fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// The nodes a [`VectorStore::delete_nodes`] call selects, read the same way by every store.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeleteSelection<'a> {
+    /// Only these ids (`None`: any id).
+    pub node_ids: Option<&'a [String]>,
+    /// Only nodes matching these filters (`None`: any node).
+    pub filters: Option<&'a MetadataFilters>,
+}
+
+/// Reads `delete_nodes`' arguments: `Ok(None)` when they select no node (an
+/// empty id list), an error when they restrict nothing (that is `clear`).
+pub fn delete_selection<'a>(
+    node_ids: Option<&'a [String]>,
+    filters: Option<&'a MetadataFilters>,
+) -> Result<Option<DeleteSelection<'a>>> {
+    let filters = filters.filter(|f| !f.is_empty());
+    match (node_ids, filters) {
+        (None, None) => Err(Error::InvalidInput(
+            "delete_nodes was given neither node ids nor filters; \
+             call clear() to delete every node"
+                .into(),
+        )),
+        (Some([]), _) => Ok(None),
+        (node_ids, filters) => Ok(Some(DeleteSelection { node_ids, filters })),
+    }
 }

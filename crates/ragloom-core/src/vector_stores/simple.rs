@@ -928,23 +928,26 @@ impl VectorStore for SimpleVectorStore {
         Ok(())
     }
 
-    /// Deletes the listed nodes that also match `filters`. With no ids,
-    /// deletes every node matching `filters`; with neither, deletes nothing
-    /// (LlamaIndex would delete everything: use [`VectorStore::clear`]).
+    /// Deletes the listed nodes that also match `filters`, read as
+    /// [`super::delete_selection`] reads them.
     async fn delete_nodes(
         &self,
-        node_ids: &[String],
+        node_ids: Option<&[String]>,
         filters: Option<&MetadataFilters>,
     ) -> Result<()> {
-        if node_ids.is_empty() && filters.is_none() {
+        let Some(sel) = super::delete_selection(node_ids, filters)? else {
             return Ok(());
-        }
+        };
         let mut data = self.write();
-        let listed: HashSet<&str> = node_ids.iter().map(String::as_str).collect();
+        let listed: Option<HashSet<&str>> = sel
+            .node_ids
+            .map(|ids| ids.iter().map(String::as_str).collect());
         let doomed: Vec<bool> = (0..data.len())
             .map(|r| {
-                (listed.is_empty() || listed.contains(data.ids[r].as_str()))
-                    && filters.is_none_or(|f| row_matches(&data, r, f))
+                listed
+                    .as_ref()
+                    .is_none_or(|l| l.contains(data.ids[r].as_str()))
+                    && sel.filters.is_none_or(|f| row_matches(&data, r, f))
             })
             .collect();
         data.retain(|r| !doomed[r]);
@@ -1260,7 +1263,7 @@ mod tests {
         let blue = VectorStoreQuery::new(vec![1.0, 1.0], 0)
             .with_filters(MetadataFilters::from_pairs([("color", "blue")]));
         assert_eq!(ids(&blue).len(), 2);
-        assert!(futures::executor::block_on(store.delete_nodes(&["b".to_string()], None)).is_ok());
+        assert!(futures::executor::block_on(store.delete_nodes(Some(&["b".to_string()]), None)).is_ok());
         assert_eq!(ids(&blue), ["a"]);
         assert_eq!(ids(&red), ["c"]);
     }

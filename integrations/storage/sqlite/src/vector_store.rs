@@ -8,7 +8,7 @@ use ragloom_core::schema::{Metadata, Node, NodeRelationship, RelatedNodeInfo};
 use ragloom_core::vector_stores::utils::metadata_dict_without_content;
 use ragloom_core::vector_stores::{
     MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQuery, VectorStoreQueryResult,
-    check_embeddings, matches,
+    check_embeddings, delete_selection, matches,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -190,26 +190,27 @@ impl VectorStore for SqliteVectorStore {
         })
     }
 
-    /// Deletes the listed nodes that also match `filters`. With no ids,
-    /// every node matching `filters`; with neither, nothing (use `clear`).
+    /// Deletes the listed nodes that also match `filters`, read as
+    /// [`ragloom_core::vector_stores::delete_selection`] reads them.
     async fn delete_nodes(
         &self,
-        node_ids: &[String],
+        node_ids: Option<&[String]>,
         filters: Option<&MetadataFilters>,
     ) -> Result<()> {
-        if node_ids.is_empty() && filters.is_none() {
+        let Some(sel) = delete_selection(node_ids, filters)? else {
             return Ok(());
-        }
+        };
         self.db.write(&self.scope, |c| {
-            let doomed: Vec<String> = match filters {
-                Some(f) => {
-                    let listed: HashSet<&str> = node_ids.iter().map(String::as_str).collect();
+            let doomed: Vec<String> = match (sel.filters, sel.node_ids) {
+                (Some(f), listed) => {
+                    let listed: Option<HashSet<&str>> =
+                        listed.map(|ids| ids.iter().map(String::as_str).collect());
                     self.matching_ids(c, f)?
                         .into_iter()
-                        .filter(|id| listed.is_empty() || listed.contains(id.as_str()))
+                        .filter(|id| listed.as_ref().is_none_or(|l| l.contains(id.as_str())))
                         .collect()
                 }
-                None => node_ids.to_vec(),
+                (None, listed) => listed.unwrap_or_default().to_vec(),
             };
             let mut stmt = c
                 .prepare_cached("DELETE FROM vectors WHERE node_id = ?1")

@@ -365,7 +365,7 @@ async fn delete_nodes_by_filter_matches_what_the_in_memory_store_deletes() {
         MetadataFilters::and([MetadataFilter::new("doc_id", "b.txt", FilterOperator::Eq)]);
     for vs in [&*sqlite as &dyn VectorStore, &memory as &dyn VectorStore] {
         vs.add(&nodes).await.unwrap();
-        vs.delete_nodes(&[], Some(&filters)).await.unwrap();
+        vs.delete_nodes(None, Some(&filters)).await.unwrap();
     }
     let ids = |r: ragloom_core::vector_stores::VectorStoreQueryResult| {
         let mut ids = r.ids;

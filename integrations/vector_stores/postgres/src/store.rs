@@ -10,6 +10,7 @@ use ragloom_core::schema::{Metadata, MetadataMode, Node};
 use ragloom_core::utils::to_python_json_string;
 use ragloom_core::vector_stores::{
     MetadataFilters, VectorStore, VectorStoreQuery, VectorStoreQueryMode, VectorStoreQueryResult,
+    delete_selection,
     metadata_dict_to_node, node_to_metadata_dict,
 };
 use ragloom_core::{Error, Result};
@@ -1214,18 +1215,19 @@ impl VectorStore for PGVectorStore {
             .map(|_| ())
     }
 
+    /// Deletes the listed nodes that also match `filters`, read as
+    /// [`ragloom_core::vector_stores::delete_selection`] reads them.
     async fn delete_nodes(
         &self,
-        node_ids: &[String],
+        node_ids: Option<&[String]>,
         filters: Option<&MetadataFilters>,
     ) -> Result<()> {
-        if node_ids.is_empty() && filters.is_none() {
+        let Some(sel) = delete_selection(node_ids, filters)? else {
             return Ok(());
-        }
+        };
         let info = self.table().await?;
         let mut sql = Sql::new(format!("DELETE FROM {}", self.qualified));
-        let ids = (!node_ids.is_empty()).then_some(node_ids);
-        let parts = self.restrictions(&mut sql, info, filters, ids, None);
+        let parts = self.restrictions(&mut sql, info, sel.filters, sel.node_ids, None);
         Self::push_where(&mut sql, &parts);
         self.execute(&sql, "deleting nodes from").await.map(|_| ())
     }

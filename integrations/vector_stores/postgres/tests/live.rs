@@ -343,7 +343,7 @@ async fn filters_select_what_core_matches_selects() {
             .map(|n| n.id_)
             .collect();
         assert_eq!(got, want);
-        store.delete_nodes(&[], Some(&filters)).await.unwrap();
+        store.delete_nodes(None, Some(&filters)).await.unwrap();
         let left = select(MetadataFilters::default()).await;
         assert_eq!(left.len(), nodes.len() - want.len());
         assert!(left.is_disjoint(&want));
@@ -377,12 +377,12 @@ async fn deletes_get_nodes_and_clear() {
     let mut left = store.query(&all()).await.unwrap().ids;
     left.sort();
     assert_eq!(left, vec!["b1", "b2"]);
-    store.delete_nodes(&["b1".to_string()], None).await.unwrap();
+    store.delete_nodes(Some(&["b1".to_string()]), None).await.unwrap();
     assert_eq!(store.query(&all()).await.unwrap().ids, vec!["b2"]);
     // Listed ids that fail the filters stay.
     store
         .delete_nodes(
-            &["b2".to_string()],
+            Some(&["b2".to_string()]),
             Some(&MetadataFilters::from_pairs([("ref_doc_id", "doc-a")])),
         )
         .await
@@ -745,4 +745,21 @@ async fn down_server_is_a_clear_provider_error() {
         .query(&VectorStoreQuery::new(vec![1.0, 0.0, 0.0], 1))
         .await;
     assert!(matches!(err, Err(Error::Provider { .. })), "{err:?}");
+}
+
+/// The store conformance kit, each check on a fresh table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conforms() {
+    let url = require_pg!();
+    let schema = fresh_schema(&url, "conformance").await;
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let report = ragloom_core::testing::check_vector_store(|| async {
+        let i = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let store = builder(&url, &schema, &format!("c{i}"), 4).build().unwrap();
+        std::sync::Arc::new(store) as std::sync::Arc<dyn VectorStore>
+    })
+    .await;
+    assert_eq!(report.unsupported, []);
+    assert!(report.passed.len() >= 27, "{:?}", report.passed);
+    drop_schema(&url, &schema).await;
 }

@@ -9,6 +9,7 @@ use ragloom_core::schema::{Metadata, Node};
 use ragloom_core::vector_stores::utils::{NODE_CONTENT_KEY, NODE_TYPE_KEY};
 use ragloom_core::vector_stores::{
     MetadataFilters, VectorStore, VectorStoreQuery, VectorStoreQueryMode, VectorStoreQueryResult,
+    delete_selection,
     metadata_dict_to_node, node_to_metadata_dict,
 };
 use serde_json::Value;
@@ -448,29 +449,24 @@ impl VectorStore for QdrantVectorStore {
         self.backend.delete(&plan).await
     }
 
-    /// Deletes the nodes with these ids that also match `filters`.
+    /// Deletes the listed nodes that also match `filters`, read as
+    /// [`ragloom_core::vector_stores::delete_selection`] reads them.
     async fn delete_nodes(
         &self,
-        node_ids: &[String],
+        node_ids: Option<&[String]>,
         filters: Option<&MetadataFilters>,
     ) -> Result<()> {
-        if node_ids.is_empty() && filters.is_none_or(MetadataFilters::is_empty) {
+        let Some(sel) = delete_selection(node_ids, filters)? else {
             return Ok(());
-        }
+        };
         if self.layout(None).await?.is_none() {
             return Ok(());
         }
-        let ids = if node_ids.is_empty() {
-            None
-        } else {
-            Some(
-                node_ids
-                    .iter()
-                    .map(|id| point_id(id))
-                    .collect::<Result<Vec<_>>>()?,
-            )
-        };
-        let plan = filters::plan(filters, None, ids)?;
+        let ids = sel
+            .node_ids
+            .map(|ids| ids.iter().map(|id| point_id(id)).collect::<Result<Vec<_>>>())
+            .transpose()?;
+        let plan = filters::plan(sel.filters, None, ids)?;
         self.backend.delete(&plan).await
     }
 

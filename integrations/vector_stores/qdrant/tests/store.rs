@@ -391,7 +391,7 @@ async fn check_lifecycle(store: &QdrantVectorStore, mode: &str) {
     assert_eq!(left.len(), 2, "{mode}");
     store
         .delete_nodes(
-            &[nodes[2].id_.clone(), nodes[3].id_.clone()],
+            Some(&[nodes[2].id_.clone(), nodes[3].id_.clone()]),
             Some(&MetadataFilters::and([MetadataFilter::eq("year", 1999)])),
         )
         .await
@@ -533,4 +533,44 @@ async fn stores_text_false_returns_ids_only() {
     assert_eq!(result.ids.len(), 2);
     let kept = store.get_nodes(&[nodes[0].id_.clone()]).await.unwrap();
     assert_eq!(kept[0].text, "", "the text lives in the docstore");
+}
+
+/// Operators Qdrant cannot express: declined, never answered wrongly.
+fn check_conformance(report: &ragloom_core::testing::Conformance, mode: &str) {
+    let declined: Vec<&str> = report.unsupported.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(declined, ["filter text_match_insensitive"], "{mode}");
+    assert!(report.passed.len() >= 26, "{mode}: {:?}", report.passed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conforms_remote() {
+    let server = server::start().await;
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let report = ragloom_core::testing::check_vector_store(|| async {
+        let i = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let store = QdrantVectorStore::remote(&server.url)
+            .collection_name(format!("c{i}"))
+            .build()
+            .unwrap();
+        std::sync::Arc::new(store) as std::sync::Arc<dyn VectorStore>
+    })
+    .await;
+    check_conformance(&report, "remote");
+}
+
+#[cfg(feature = "qdrant-embedded")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conforms_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let report = ragloom_core::testing::check_vector_store(|| async {
+        let i = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let store = QdrantVectorStore::embedded(dir.path().join(format!("c{i}")))
+            .collection_name("c")
+            .build()
+            .unwrap();
+        std::sync::Arc::new(store) as std::sync::Arc<dyn VectorStore>
+    })
+    .await;
+    check_conformance(&report, "embedded");
 }
