@@ -43,9 +43,9 @@ pub mod schema;
 pub mod selectors;
 pub mod settings;
 pub mod storage;
-pub mod tokenizer;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tokenizer;
 pub mod tools;
 pub mod transform;
 pub mod utils;

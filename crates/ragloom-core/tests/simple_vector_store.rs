@@ -457,7 +457,10 @@ async fn re_adding_overwrites_in_place_and_delete_nodes_filters() {
         .unwrap_err();
     assert!(err.to_string().contains("clear()"), "{err}");
     assert_eq!(store.len(), 6);
-    store.delete_nodes(Some(&["idx".into()]), None).await.unwrap();
+    store
+        .delete_nodes(Some(&["idx".into()]), None)
+        .await
+        .unwrap();
     assert_eq!(store.len(), 5);
     store.clear().await.unwrap();
     assert!(store.is_empty());

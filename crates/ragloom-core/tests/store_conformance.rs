@@ -19,10 +19,9 @@ async fn simple_vector_store_conforms() {
 
 #[tokio::test]
 async fn simple_document_store_conforms() {
-    let report = check_doc_store(|| async {
-        Arc::new(SimpleDocumentStore::new()) as Arc<dyn DocStore>
-    })
-    .await;
+    let report =
+        check_doc_store(|| async { Arc::new(SimpleDocumentStore::new()) as Arc<dyn DocStore> })
+            .await;
     assert!(report.unsupported.is_empty());
     assert_eq!(report.passed.len(), 4);
 }

@@ -50,7 +50,9 @@ async fn nodes_in_and_out(store: &dyn DocStore, report: &mut Conformance) {
     if got != [nodes()[2].clone(), nodes()[0].clone()] {
         fail(check, format!("get_nodes gave {got:?}"));
     }
-    if !ok(check, store.document_exists(&id(1)).await) || ok(check, store.document_exists(&id(9)).await) {
+    if !ok(check, store.document_exists(&id(1)).await)
+        || ok(check, store.document_exists(&id(9)).await)
+    {
         fail(check, "document_exists");
     }
     match store.get_node(&id(9)).await {
@@ -67,7 +69,10 @@ async fn nodes_in_and_out(store: &dyn DocStore, report: &mut Conformance) {
     if ok(check, store.get_node(&id(1)).await).text != "changed" {
         fail(check, "an update was not stored");
     }
-    let all: Vec<String> = ok(check, store.docs().await).into_iter().map(|n| n.id_).collect();
+    let all: Vec<String> = ok(check, store.docs().await)
+        .into_iter()
+        .map(|n| n.id_)
+        .collect();
     if all.len() != 3 {
         fail(check, format!("docs() after an update: {all:?}"));
     }
@@ -80,7 +85,10 @@ async fn no_update_writes_nothing(store: &dyn DocStore, report: &mut Conformance
     let batch = [node(5, "doc-c"), node(0, "doc-a")];
     match store.add_documents(&batch, false, true).await {
         Err(e) if e.to_string().contains(&id(0)) => {}
-        other => fail(check, format!("want an error naming {}, got {other:?}", id(0))),
+        other => fail(
+            check,
+            format!("want an error naming {}, got {other:?}", id(0)),
+        ),
     }
     if ok(check, store.document_exists(&id(5)).await) {
         fail(check, "the batch was partly written");
@@ -146,7 +154,10 @@ async fn hashes(store: &dyn DocStore, report: &mut Conformance) {
         fail(check, format!("all hashes: {all:?}"));
     }
     // A node written without its text still leaves its hash.
-    ok(check, store.add_documents(&[node(7, "doc-c")], true, false).await);
+    ok(
+        check,
+        store.add_documents(&[node(7, "doc-c")], true, false).await,
+    );
     if ok(check, store.get_document_hash(&id(7)).await) != Some(node(7, "doc-c").hash()) {
         fail(check, "store_text false lost the hash");
     }

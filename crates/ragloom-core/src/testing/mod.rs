@@ -1,14 +1,18 @@
-//! The behaviours every store must have, as a kit a store crate runs in its
-//! own tests (feature `testing`): [`check_vector_store`] and [`check_doc_store`].
+//! Kits integration crates run in their own tests (feature `testing`): the
+//! behaviours every store must have and a server that fails on cue.
 //!
-//! A check that fails panics with the check's name and what differed; an
-//! operation a store answers with [`Error::Unsupported`](crate::Error) is
-//! recorded in the returned [`Conformance`], never counted as a pass.
+//! [`check_vector_store`] and [`check_doc_store`] panic with the failing
+//! check's name and what differed; an operation a store answers with
+//! [`Error::Unsupported`](crate::Error) is recorded in the returned
+//! [`Conformance`], never counted as a pass. [`FaultServer`] injects HTTP
+//! faults in front of provider clients.
 
 mod doc_store;
+mod fault_server;
 mod vector_store;
 
 pub use doc_store::check_doc_store;
+pub use fault_server::{Fault, FaultServer, Recorded, Responder};
 pub use vector_store::check_vector_store;
 
 /// What a conformance run found.

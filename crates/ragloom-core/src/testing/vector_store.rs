@@ -127,7 +127,10 @@ async fn add_and_query(store: &dyn VectorStore, report: &mut Conformance) {
     let cosine = [1.0, 0.9 / (0.82f32).sqrt(), 0.5];
     for (got, want) in r.similarities.iter().zip(cosine) {
         if (got - want).abs() > 1e-3 {
-            fail(check, format!("scores {:?}, want {cosine:?}", r.similarities));
+            fail(
+                check,
+                format!("scores {:?}, want {cosine:?}", r.similarities),
+            );
         }
     }
     if r.similarities.len() != 3 {
@@ -190,7 +193,10 @@ async fn add_without_embedding(store: &dyn VectorStore, report: &mut Conformance
     nodes[3].embedding = None;
     match store.add(&nodes).await {
         Err(e) if e.to_string().contains(&id(3)) => {}
-        other => fail(check, format!("want an error naming {}, got {other:?}", id(3))),
+        other => fail(
+            check,
+            format!("want an error naming {}, got {other:?}", id(3)),
+        ),
     }
     if !stored(store, check).await.is_empty() {
         fail(check, "the other nodes of the batch were stored");
@@ -212,7 +218,10 @@ async fn get_nodes(store: &dyn VectorStore, report: &mut Conformance) {
             if got != ids(&[0, 3]) {
                 fail(check, format!("got {got:?}"));
             }
-            let n0 = nodes.iter().find(|n| n.id_ == id(0)).unwrap_or_else(|| fail(check, "no n0"));
+            let n0 = nodes
+                .iter()
+                .find(|n| n.id_ == id(0))
+                .unwrap_or_else(|| fail(check, "no n0"));
             let want = &library()[0];
             if n0.text != want.text
                 || n0.ref_doc_id() != Some("doc-a")
@@ -253,21 +262,37 @@ async fn delete_nodes_meanings(store: &dyn VectorStore, report: &mut Conformance
             other => fail(check, format!("no ids and no filters gave {other:?}")),
         }
     }
-    expect(stored(store, check).await, &[0, 1, 2, 3, 4, 5], "after a refused call");
+    expect(
+        stored(store, check).await,
+        &[0, 1, 2, 3, 4, 5],
+        "after a refused call",
+    );
     // An empty id list selects nothing, whatever the filters.
     let bob = MetadataFilters::from_pairs([("author", "Bob")]);
     ok(check, store.delete_nodes(Some(&[]), None).await);
     ok(check, store.delete_nodes(Some(&[]), Some(&bob)).await);
-    expect(stored(store, check).await, &[0, 1, 2, 3, 4, 5], "an empty id list");
+    expect(
+        stored(store, check).await,
+        &[0, 1, 2, 3, 4, 5],
+        "an empty id list",
+    );
     // Ids alone (an unknown id is no error).
-    ok(check, store.delete_nodes(Some(&[id(1), id(99)]), None).await);
+    ok(
+        check,
+        store.delete_nodes(Some(&[id(1), id(99)]), None).await,
+    );
     expect(stored(store, check).await, &[0, 2, 3, 4, 5], "ids alone");
     // Filters alone: every match.
     ok(check, store.delete_nodes(None, Some(&bob)).await);
     expect(stored(store, check).await, &[0, 2, 3, 4], "filters alone");
     // Both: the listed nodes that match.
     let y1999 = MetadataFilters::and([MetadataFilter::eq("year", 1999)]);
-    ok(check, store.delete_nodes(Some(&[id(0), id(3)]), Some(&y1999)).await);
+    ok(
+        check,
+        store
+            .delete_nodes(Some(&[id(0), id(3)]), Some(&y1999))
+            .await,
+    );
     expect(stored(store, check).await, &[2, 3, 4], "ids and filters");
     report.pass(check);
 }
@@ -279,19 +304,39 @@ fn filter_cases() -> Vec<(&'static str, MetadataFilters, &'static [usize])> {
     };
     use FilterOperator as Op;
     vec![
-        ("== on a string", one("author", json!("Ann"), Op::Eq), &[0, 3]),
+        (
+            "== on a string",
+            one("author", json!("Ann"), Op::Eq),
+            &[0, 3],
+        ),
         ("== on an int", one("year", json!(1999), Op::Eq), &[0, 4]),
         ("!=", one("author", json!("Ann"), Op::Ne), &[1, 2, 4, 5]),
         (">", one("year", json!(2005), Op::Gt), &[2, 3, 5]),
         (">=", one("year", json!(2005), Op::Gte), &[1, 2, 3, 5]),
         ("<", one("rating", json!(4.0), Op::Lt), &[1, 3]),
         ("<=", one("rating", json!(4.0), Op::Lte), &[1, 3, 4]),
-        ("in", one("author", json!(["Bob", "Cy"]), Op::In), &[1, 2, 5]),
-        ("nin", one("author", json!(["Bob", "Cy"]), Op::Nin), &[0, 3, 4]),
-        ("any", one("tags", json!(["web", "python"]), Op::Any), &[1, 2]),
+        (
+            "in",
+            one("author", json!(["Bob", "Cy"]), Op::In),
+            &[1, 2, 5],
+        ),
+        (
+            "nin",
+            one("author", json!(["Bob", "Cy"]), Op::Nin),
+            &[0, 3, 4],
+        ),
+        (
+            "any",
+            one("tags", json!(["web", "python"]), Op::Any),
+            &[1, 2],
+        ),
         ("all", one("tags", json!(["rust", "db"]), Op::All), &[0]),
         ("contains", one("tags", json!("db"), Op::Contains), &[0, 3]),
-        ("text_match", one("title", json!("rust"), Op::TextMatch), &[2, 4]),
+        (
+            "text_match",
+            one("title", json!("rust"), Op::TextMatch),
+            &[2, 4],
+        ),
         (
             "text_match_insensitive",
             one("title", json!("RUST"), Op::TextMatchInsensitive),
@@ -319,11 +364,7 @@ fn filter_cases() -> Vec<(&'static str, MetadataFilters, &'static [usize])> {
         ),
         (
             "not",
-            MetadataFilters::not([MetadataFilter::new(
-                "author",
-                json!(["Ann", "Bob"]),
-                Op::In,
-            )]),
+            MetadataFilters::not([MetadataFilter::new("author", json!(["Ann", "Bob"]), Op::In)]),
             &[2, 4],
         ),
     ]
@@ -377,7 +418,10 @@ async fn ties(store: &dyn VectorStore, report: &mut Conformance) {
         fail(check, format!("all six: {:?}", r.ids));
     }
     if r.similarities.windows(2).any(|w| w[0] < w[1]) {
-        fail(check, format!("scores not best first: {:?}", r.similarities));
+        fail(
+            check,
+            format!("scores not best first: {:?}", r.similarities),
+        );
     }
     report.pass(check);
 }
@@ -408,7 +452,12 @@ async fn reads_during_writes(store: Arc<dyn VectorStore>, report: &mut Conforman
                 .map(|i| {
                     let n = 100 + b * 5 + i;
                     let x = n as f32;
-                    node(n, &format!("doc-{b}"), [x.sin(), x.cos(), 1.0, 0.5], json!({"batch": b}))
+                    node(
+                        n,
+                        &format!("doc-{b}"),
+                        [x.sin(), x.cos(), 1.0, 0.5],
+                        json!({"batch": b}),
+                    )
                 })
                 .collect()
         })
@@ -440,7 +489,10 @@ async fn reads_during_writes(store: Arc<dyn VectorStore>, report: &mut Conforman
     };
     let ((), (seen, reads)) = futures::join!(writer, reader);
     if seen != all.len() || reads < 2 {
-        fail(check, format!("{seen} nodes seen at the end, {reads} reads"));
+        fail(
+            check,
+            format!("{seen} nodes seen at the end, {reads} reads"),
+        );
     }
     report.pass(check);
 }

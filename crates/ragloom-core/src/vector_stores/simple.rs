@@ -1263,7 +1263,9 @@ mod tests {
         let blue = VectorStoreQuery::new(vec![1.0, 1.0], 0)
             .with_filters(MetadataFilters::from_pairs([("color", "blue")]));
         assert_eq!(ids(&blue).len(), 2);
-        assert!(futures::executor::block_on(store.delete_nodes(Some(&["b".to_string()]), None)).is_ok());
+        assert!(
+            futures::executor::block_on(store.delete_nodes(Some(&["b".to_string()]), None)).is_ok()
+        );
         assert_eq!(ids(&blue), ["a"]);
         assert_eq!(ids(&red), ["c"]);
     }

@@ -257,6 +257,19 @@ fn header_value(what: &str, value: &str) -> ragloom_core::Result<HeaderValue> {
     })
 }
 
+/// An error and its causes, outermost first: reqwest's own message hides
+/// the cause (a reset, a closed connection) in its sources.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
 /// A configured connection to an OpenAI-compatible API: async-openai's
 /// client over a transport that times out and retries per [`RetryPolicy`].
 /// Cheap to clone.
@@ -414,6 +427,14 @@ impl OpenAIClient {
                 format!("{what}: could not connect to {}: {e}", self.api_base),
                 Box::new(OpenAIError::Reqwest(e)),
             ),
+            OpenAIError::Reqwest(e) => (
+                format!(
+                    "{what}: the connection to {} failed: {}",
+                    self.api_base,
+                    error_chain(&e)
+                ),
+                Box::new(OpenAIError::Reqwest(e)),
+            ),
             OpenAIError::Boxed(inner) if inner.is::<RequestTimedOut>() => (
                 format!(
                     "{what} timed out: no reply from {} within {:?}",
@@ -569,7 +590,9 @@ impl RetryingHttp {
                     })),
                 )));
             }
-            Ok(Err(e)) if e.is_connect() || e.is_timeout() => {
+            // A reset or a closed connection before the reply is retried, as
+            // OpenAI's own clients retry every transport failure.
+            Ok(Err(e)) if e.is_connect() || e.is_timeout() || e.is_request() => {
                 return Err(AttemptError::Retry(Retryable::Transport(
                     OpenAIError::Reqwest(e),
                 )));

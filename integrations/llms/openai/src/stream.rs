@@ -115,7 +115,8 @@ pub(crate) fn chat_stream(
     let mut content = String::new();
     let mut role = MessageRole::Assistant;
     let mut assembler = ToolCallAssembler::default();
-    chunks
+    let what_end = what.clone();
+    let responses = chunks
         .map(move |item| -> Result<ChatResponse> {
             let raw = item.map_err(|e| client.map_error(&what, e))?;
             let chunk: WireChatCompletion = serde_json::from_value(raw.clone()).map_err(|e| {
@@ -153,7 +154,60 @@ pub(crate) fn chat_stream(
                 usage: chunk.usage.map(|u| u.to_usage()),
             })
         })
-        .boxed()
+        .boxed();
+    require_finish(responses, |r| finished(r.raw.as_ref()), what_end)
+}
+
+/// Whether a raw chunk ends a choice (a non-empty `finish_reason`).
+fn finished(raw: Option<&Value>) -> bool {
+    raw.and_then(|r| r.get("choices"))
+        .and_then(Value::as_array)
+        .is_some_and(|choices| {
+            choices.iter().any(|c| {
+                c.get("finish_reason")
+                    .and_then(Value::as_str)
+                    .is_some_and(|f| !f.is_empty())
+            })
+        })
+}
+
+/// `stream`, with an error at its end when no item finished a choice: a
+/// reply cut off cleanly (the connection closed before `[DONE]`) reads like
+/// a complete one to the SSE layer, and an answer cut short must not pass
+/// for a whole one.
+fn require_finish<T: Send + 'static>(
+    stream: BoxStream<'static, Result<T>>,
+    is_final: impl Fn(&T) -> bool + Send + Sync + 'static,
+    what: String,
+) -> BoxStream<'static, Result<T>> {
+    let is_final = std::sync::Arc::new(is_final);
+    let state = (stream, false, false, Some(what));
+    futures::stream::unfold(state, move |(mut stream, done, failed, what)| {
+        let is_final = std::sync::Arc::clone(&is_final);
+        async move {
+            let what = what?;
+            match stream.next().await {
+                Some(item) => {
+                    let done = done || item.as_ref().is_ok_and(|i| is_final(i));
+                    let failed = failed || item.is_err();
+                    Some((item, (stream, done, failed, Some(what))))
+                }
+                None if done || failed => None,
+                None => Some((
+                    Err(Error::Provider {
+                        provider: crate::client::PROVIDER.to_owned(),
+                        message: format!(
+                            "{what}: the stream ended before the model finished \
+                             (no finish_reason and no [DONE]): the connection was cut"
+                        ),
+                        source: None,
+                    }),
+                    (stream, done, true, None),
+                )),
+            }
+        }
+    })
+    .boxed()
 }
 
 /// Folds streamed `/completions` chunks into completion responses.
@@ -163,7 +217,8 @@ pub(crate) fn completion_stream(
     what: String,
 ) -> CompletionResponseStream {
     let mut text = String::new();
-    chunks
+    let what_end = what.clone();
+    let responses = chunks
         .map(move |item| -> Result<CompletionResponse> {
             let raw = item.map_err(|e| client.map_error(&what, e))?;
             let chunk: WireChatCompletion = serde_json::from_value(raw.clone()).map_err(|e| {
@@ -189,7 +244,8 @@ pub(crate) fn completion_stream(
                 usage: chunk.usage.map(|u| u.to_usage()),
             })
         })
-        .boxed()
+        .boxed();
+    require_finish(responses, |r| finished(r.raw.as_ref()), what_end)
 }
 
 #[cfg(test)]

@@ -10,8 +10,7 @@ use ragloom_core::schema::{Metadata, MetadataMode, Node};
 use ragloom_core::utils::to_python_json_string;
 use ragloom_core::vector_stores::{
     MetadataFilters, VectorStore, VectorStoreQuery, VectorStoreQueryMode, VectorStoreQueryResult,
-    delete_selection,
-    metadata_dict_to_node, node_to_metadata_dict,
+    delete_selection, metadata_dict_to_node, node_to_metadata_dict,
 };
 use ragloom_core::{Error, Result};
 use serde_json::Value;

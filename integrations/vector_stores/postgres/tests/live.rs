@@ -377,7 +377,10 @@ async fn deletes_get_nodes_and_clear() {
     let mut left = store.query(&all()).await.unwrap().ids;
     left.sort();
     assert_eq!(left, vec!["b1", "b2"]);
-    store.delete_nodes(Some(&["b1".to_string()]), None).await.unwrap();
+    store
+        .delete_nodes(Some(&["b1".to_string()]), None)
+        .await
+        .unwrap();
     assert_eq!(store.query(&all()).await.unwrap().ids, vec!["b2"]);
     // Listed ids that fail the filters stay.
     store

@@ -9,8 +9,7 @@ use ragloom_core::schema::{Metadata, Node};
 use ragloom_core::vector_stores::utils::{NODE_CONTENT_KEY, NODE_TYPE_KEY};
 use ragloom_core::vector_stores::{
     MetadataFilters, VectorStore, VectorStoreQuery, VectorStoreQueryMode, VectorStoreQueryResult,
-    delete_selection,
-    metadata_dict_to_node, node_to_metadata_dict,
+    delete_selection, metadata_dict_to_node, node_to_metadata_dict,
 };
 use serde_json::Value;
 use std::fmt;
@@ -464,7 +463,11 @@ impl VectorStore for QdrantVectorStore {
         }
         let ids = sel
             .node_ids
-            .map(|ids| ids.iter().map(|id| point_id(id)).collect::<Result<Vec<_>>>())
+            .map(|ids| {
+                ids.iter()
+                    .map(|id| point_id(id))
+                    .collect::<Result<Vec<_>>>()
+            })
             .transpose()?;
         let plan = filters::plan(sel.filters, None, ids)?;
         self.backend.delete(&plan).await
