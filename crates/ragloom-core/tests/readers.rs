@@ -784,3 +784,33 @@ async fn fifos_and_links_to_devices_are_skipped_not_read() {
         .collect();
     assert_eq!(names, ["note.txt"]);
 }
+
+#[tokio::test]
+async fn files_above_max_file_size_are_skipped_with_their_size() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.txt"), "tiny").unwrap();
+    std::fs::write(dir.path().join("big.txt"), "x".repeat(5000)).unwrap();
+    let report = SimpleDirectoryReader::new(dir.path())
+        .max_file_size(1000)
+        .load_data_with_report()
+        .await
+        .unwrap();
+    assert_eq!(report.documents.len(), 1);
+    assert_eq!(report.documents[0].text, "tiny");
+    assert_eq!(report.errors.len(), 1);
+    let (path, err) = &report.errors[0];
+    assert!(path.ends_with("big.txt"));
+    let text = err.to_string();
+    assert!(
+        text.contains("5000 bytes") && text.contains("max_file_size"),
+        "{text}"
+    );
+    // With raise_on_error the same file is the error.
+    let err = SimpleDirectoryReader::new(dir.path())
+        .max_file_size(1000)
+        .raise_on_error(true)
+        .load_data_with_report()
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("max_file_size"), "{err}");
+}

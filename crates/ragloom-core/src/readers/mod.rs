@@ -6,7 +6,9 @@ mod metadata;
 mod simple_directory;
 
 pub use metadata::{EXCLUDED_FILE_METADATA_KEYS, default_file_metadata_func};
-pub use simple_directory::{FileMetadataFn, LoadReport, SimpleDirectoryReader};
+pub use simple_directory::{
+    DEFAULT_MAX_FILE_SIZE, FileMetadataFn, LoadReport, SimpleDirectoryReader,
+};
 
 use crate::error::Result;
 use crate::schema::{Document, Metadata};

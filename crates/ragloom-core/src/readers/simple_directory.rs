@@ -91,6 +91,8 @@ struct Discovered {
 /// - a folder matched by an `exclude` pattern excludes what is below it;
 ///   Python compares path strings, so excluding `a` also excludes `ab/x`;
 /// - special files (FIFOs, sockets, devices) are skipped instead of read;
+/// - a file larger than [`max_file_size`](Self::max_file_size) (1 GiB by
+///   default) is skipped with that reason instead of read whole;
 /// - the folder is walked when documents are loaded, not at construction,
 ///   so a missing folder is reported by `load_data`/`list_resources`.
 #[derive(Clone)]
@@ -109,7 +111,11 @@ pub struct SimpleDirectoryReader {
     num_workers: usize,
     show_progress: bool,
     follow_dir_symlinks: bool,
+    max_file_size: u64,
 }
+
+/// The largest file [`SimpleDirectoryReader`] reads by default: 1 GiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 1 << 30;
 
 impl std::fmt::Debug for SimpleDirectoryReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -131,6 +137,7 @@ impl std::fmt::Debug for SimpleDirectoryReader {
             .field("num_workers", &self.num_workers)
             .field("show_progress", &self.show_progress)
             .field("follow_dir_symlinks", &self.follow_dir_symlinks)
+            .field("max_file_size", &self.max_file_size)
             .finish()
     }
 }
@@ -152,7 +159,16 @@ impl SimpleDirectoryReader {
             num_workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             show_progress: false,
             follow_dir_symlinks: false,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
         }
+    }
+
+    /// The largest file to read, in bytes (default [`DEFAULT_MAX_FILE_SIZE`]);
+    /// a larger one is skipped (or, with `raise_on_error`, an error) naming
+    /// its size, so one huge file cannot take all the memory.
+    pub fn max_file_size(mut self, bytes: u64) -> Self {
+        self.max_file_size = bytes;
+        self
     }
 
     /// Reads the files of `input_dir` (LlamaIndex `input_dir`).
@@ -414,6 +430,22 @@ impl SimpleDirectoryReader {
 
     /// One file to documents, metadata exclusions not yet applied.
     async fn load_one(&self, path: &Path) -> Result<Vec<Document>> {
+        let size = {
+            let path = path.to_path_buf();
+            run_blocking(move || {
+                std::fs::metadata(&path)
+                    .map(|m| m.len())
+                    .map_err(|e| Error::io("reading", &path, e))
+            })
+            .await?
+        };
+        if size > self.max_file_size {
+            return Err(Error::InvalidInput(format!(
+                "{} is {size} bytes, above max_file_size ({} bytes): skipped",
+                path.display(),
+                self.max_file_size
+            )));
+        }
         let suffix = py_suffix(path.file_name().unwrap_or_default()).to_lowercase();
         let path_str = path.to_string_lossy().into_owned();
         if let Some(reader) = self.file_extractor.get(&suffix) {

@@ -43,7 +43,7 @@ pub use json::JSONReader;
 pub use markdown::MarkdownReader;
 pub use pdf::PDFReader;
 pub use tabular::{CSVReader, PandasCSVReader};
-pub use util::DEFAULT_MAX_UNZIPPED_BYTES;
+pub use util::{DEFAULT_MAX_UNZIPPED_BYTES, DEFAULT_PDF_TIME_LIMIT};
 
 use ragloom_core::readers::{FileReader, SimpleDirectoryReader};
 use std::sync::Arc;

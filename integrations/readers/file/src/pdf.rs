@@ -1,13 +1,17 @@
 //! `PDFReader`: one document per page with LlamaIndex's `page_label` and
 //! `file_name` metadata, text extracted by `pdf-extract`.
 
-use crate::util::{file_name, merged, read_bytes, run_guarded};
+use crate::util::{DEFAULT_PDF_TIME_LIMIT, file_name, merged, read_bytes, run_guarded};
 use async_trait::async_trait;
-use pdf_extract::{Document as PdfDocument, Object, PlainTextOutput};
+use pdf_extract::{
+    ColorSpace, Document as PdfDocument, MediaBox, Object, OutputDev, OutputError, Path as PdfPath,
+    PlainTextOutput, Transform,
+};
 use ragloom_core::readers::FileReader;
 use ragloom_core::{Document, Error, Metadata, Result};
 use serde_json::Value;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// Reads a PDF file (LlamaIndex `PDFReader` from `llama-index-readers-file`).
 ///
@@ -24,16 +28,35 @@ use std::path::Path;
 /// A file that cannot be parsed, an encrypted file that does not open with
 /// the empty password, and a file that makes `pdf-extract` panic are each an
 /// [`Error::CorruptFile`] naming the file; the parsing runs on a blocking
-/// thread under `catch_unwind`.
-#[derive(Debug, Clone, Default)]
+/// thread under `catch_unwind`. Extraction that runs past
+/// [`with_time_limit`](Self::with_time_limit) (default
+/// [`DEFAULT_PDF_TIME_LIMIT`]) is stopped from inside pdf-extract's output
+/// callbacks — no thread is left running — and the file reported the same way.
+#[derive(Debug, Clone)]
 pub struct PDFReader {
     return_full_document: bool,
+    time_limit: Duration,
+}
+
+impl Default for PDFReader {
+    fn default() -> Self {
+        Self {
+            return_full_document: false,
+            time_limit: DEFAULT_PDF_TIME_LIMIT,
+        }
+    }
 }
 
 impl PDFReader {
     /// One document per page.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// How long one file's extraction may run (default 60 s).
+    pub fn with_time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = limit;
+        self
     }
 
     /// Whether the whole file is one document (default `false`).
@@ -47,9 +70,10 @@ impl PDFReader {
 impl FileReader for PDFReader {
     async fn load_file(&self, path: &Path, extra_info: Metadata) -> Result<Vec<Document>> {
         let full = self.return_full_document;
+        let limit = self.time_limit;
         run_guarded(path, move |path| {
             let bytes = read_bytes(path)?;
-            let pages = extract_pages(path, &bytes)?;
+            let pages = extract_pages(path, &bytes, limit)?;
             let name = Value::String(file_name(path));
             if full {
                 let text = pages
@@ -84,10 +108,21 @@ pub(crate) struct Page {
     pub(crate) text: String,
 }
 
-/// Every page of the PDF in `bytes`, in order. Fails on the first page that
-/// cannot be read rather than stopping there silently, as pdf-extract's own
-/// by-pages helper does.
-pub(crate) fn extract_pages(path: &Path, bytes: &[u8]) -> Result<Vec<Page>> {
+/// Every page of the PDF in `bytes`, in order, extracted within `limit`.
+/// Fails on the first page that cannot be read rather than stopping there
+/// silently, as pdf-extract's own by-pages helper does.
+pub(crate) fn extract_pages(path: &Path, bytes: &[u8], limit: Duration) -> Result<Vec<Page>> {
+    let started = Instant::now();
+    let deadline = started.checked_add(limit);
+    let over_time = || {
+        Error::corrupt(
+            path,
+            format!(
+                "text extraction stopped at the time limit of {:.1} s (with_time_limit)",
+                limit.as_secs_f64()
+            ),
+        )
+    };
     let mut doc = PdfDocument::load_mem(bytes)
         .map_err(|e| Error::corrupt(path, format!("not a readable PDF: {e}")))?;
     if doc.is_encrypted() {
@@ -104,8 +139,16 @@ pub(crate) fn extract_pages(path: &Path, bytes: &[u8]) -> Result<Vec<Page>> {
     for (index, page_num) in pages.keys().enumerate() {
         let mut text = String::new();
         {
-            let mut output = PlainTextOutput::new(&mut text);
-            pdf_extract::output_doc_page(&doc, &mut output, *page_num).map_err(|e| {
+            let mut output = Timed {
+                inner: PlainTextOutput::new(&mut text),
+                deadline,
+                calls: 0,
+            };
+            let read = pdf_extract::output_doc_page(&doc, &mut output, *page_num);
+            if output.expired() {
+                return Err(over_time());
+            }
+            read.map_err(|e| {
                 Error::corrupt(path, format!("page {page_num} could not be read: {e}"))
             })?;
         }
@@ -115,6 +158,91 @@ pub(crate) fn extract_pages(path: &Path, bytes: &[u8]) -> Result<Vec<Page>> {
         });
     }
     Ok(out)
+}
+
+/// An output device that stops pdf-extract once the deadline has passed:
+/// every drawing and text operator reaches one of these callbacks, so a
+/// page built to take hours ends within a few thousand operators of it.
+struct Timed<O> {
+    inner: O,
+    deadline: Option<Instant>,
+    calls: u32,
+}
+
+impl<O> Timed<O> {
+    fn expired(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Reads the clock every 1,024 calls: cheap on ordinary pages.
+    fn check(&mut self) -> std::result::Result<(), OutputError> {
+        self.calls = self.calls.wrapping_add(1);
+        if self.calls % 1024 == 0 && self.expired() {
+            return Err(OutputError::IoError(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "time limit",
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<O: OutputDev> OutputDev for Timed<O> {
+    fn begin_page(
+        &mut self,
+        page_num: u32,
+        media_box: &MediaBox,
+        art_box: Option<(f64, f64, f64, f64)>,
+    ) -> std::result::Result<(), OutputError> {
+        self.check()?;
+        self.inner.begin_page(page_num, media_box, art_box)
+    }
+    fn end_page(&mut self) -> std::result::Result<(), OutputError> {
+        self.inner.end_page()
+    }
+    fn output_character(
+        &mut self,
+        trm: &Transform,
+        width: f64,
+        spacing: f64,
+        font_size: f64,
+        char: &str,
+    ) -> std::result::Result<(), OutputError> {
+        self.check()?;
+        self.inner
+            .output_character(trm, width, spacing, font_size, char)
+    }
+    fn begin_word(&mut self) -> std::result::Result<(), OutputError> {
+        self.check()?;
+        self.inner.begin_word()
+    }
+    fn end_word(&mut self) -> std::result::Result<(), OutputError> {
+        self.inner.end_word()
+    }
+    fn end_line(&mut self) -> std::result::Result<(), OutputError> {
+        self.check()?;
+        self.inner.end_line()
+    }
+    fn stroke(
+        &mut self,
+        ctm: &Transform,
+        colorspace: &ColorSpace,
+        color: &[f64],
+        path: &PdfPath,
+    ) -> std::result::Result<(), OutputError> {
+        self.check()?;
+        self.inner.stroke(ctm, colorspace, color, path)
+    }
+    fn fill(
+        &mut self,
+        ctm: &Transform,
+        colorspace: &ColorSpace,
+        color: &[f64],
+        path: &PdfPath,
+    ) -> std::result::Result<(), OutputError> {
+        self.check()?;
+        self.inner.fill(ctm, colorspace, color, path)
+    }
 }
 
 /// pdf-extract opens every page with blank lines; pypdf does not. Dropping
@@ -289,6 +417,27 @@ pub(crate) fn letters(n: i64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_passed_deadline_stops_within_1024_callbacks() {
+        let mut text = String::new();
+        let mut out = Timed {
+            inner: PlainTextOutput::new(&mut text),
+            deadline: Some(Instant::now()),
+            calls: 0,
+        };
+        let trm = Transform::identity();
+        let stopped =
+            (0..2048).position(|_| out.output_character(&trm, 1.0, 0.0, 12.0, "a").is_err());
+        assert!(stopped.is_some_and(|n| n < 1024), "{stopped:?}");
+        let mut text = String::new();
+        let mut unlimited = Timed {
+            inner: PlainTextOutput::new(&mut text),
+            deadline: None,
+            calls: 0,
+        };
+        assert!((0..4096).all(|_| unlimited.begin_word().is_ok()));
+    }
 
     #[test]
     fn roman_and_letter_labels() {

@@ -89,6 +89,10 @@ pub(crate) fn merged(mut first: Metadata, extra_info: &Metadata) -> Metadata {
 /// would take. `with_max_unzipped_bytes` on the reader changes it.
 pub const DEFAULT_MAX_UNZIPPED_BYTES: u64 = 256 * 1024 * 1024;
 
+/// How long one PDF's text extraction may run before it is stopped and the
+/// file reported as skipped (`PDFReader::with_time_limit`).
+pub const DEFAULT_PDF_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Reads the entry `name` of `zip`, counting what is actually decompressed
 /// (never the size the archive declares) against `budget`, the bytes the
 /// archive may still unpack; `Ok(None)` when there is no such entry.

@@ -298,3 +298,76 @@ async fn a_missing_file_is_an_io_error_naming_it() {
         assert!(err.contains("missing"), "{}: {err}", reader.0);
     }
 }
+
+/// A one-page PDF whose content stream shows `ops` one-letter strings.
+fn pdf_with_text_ops(ops: usize) -> Vec<u8> {
+    let mut content = String::from("BT /F1 12 Tf 72 720 Td\n");
+    for _ in 0..ops {
+        content.push_str("(a) Tj\n");
+    }
+    content.push_str("ET\n");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R \
+         /Resources << /Font << /F1 5 0 R >> >> >>"
+            .to_string(),
+        format!(
+            "<< /Length {} >>\nstream\n{content}endstream",
+            content.len()
+        ),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
+    ];
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = pdf.len();
+    pdf.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for o in offsets {
+        pdf.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    pdf.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    pdf
+}
+
+#[tokio::test]
+async fn a_pdf_past_its_time_limit_is_stopped_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.pdf");
+    std::fs::write(&small, pdf_with_text_ops(3)).unwrap();
+    let docs = PDFReader::new()
+        .load_file(&small, Metadata::new())
+        .await
+        .unwrap();
+    assert!(docs[0].text.contains("aaa"), "{:?}", docs[0].text);
+
+    let slow = dir.path().join("slow.pdf");
+    std::fs::write(&slow, pdf_with_text_ops(200_000)).unwrap();
+    let err = PDFReader::new()
+        .with_time_limit(std::time::Duration::from_millis(1))
+        .load_file(&slow, Metadata::new())
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("time limit") && text.contains("slow.pdf"),
+        "{text}"
+    );
+    // Within the default limit the same file reads whole.
+    let docs = PDFReader::new()
+        .load_file(&slow, Metadata::new())
+        .await
+        .unwrap();
+    assert!(docs[0].text.len() >= 200_000);
+}
