@@ -1,7 +1,8 @@
 //! Workspace automation as code: `cargo xtask ci` runs every check CI runs,
 //! `cargo xtask bench` runs the criterion benchmarks, `cargo xtask layers` checks
-//! that ragloom-core's modules import only downward.
+//! that ragloom-core's modules import only downward, `cargo xtask fuzz` runs the fuzzers.
 
+mod fuzz;
 mod layers;
 
 use std::env;
@@ -19,10 +20,13 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("bench") => bench(&args[1..]),
         Some("layers") => layers::run(&root()),
+        Some("fuzz") => fuzz::run(&root(), &args[1..]),
         Some("pyref") => python_reference().map(|p| println!("{}", p.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus)\n  layers  check that ragloom-core's modules import only from their own layer or below\n  pyref   set up the Python LlamaIndex reference venv and print its python"
+                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus)\n  layers  check that ragloom-core's modules import only from their own layer or below
+  fuzz    run the libFuzzer targets of fuzz/ on nightly ([TARGET...] [--runs N] [--time SECS];
+          default: every target, 1,000,000 runs or 900 s each), then print executions and time\n  pyref   set up the Python LlamaIndex reference venv and print its python"
             );
             Err("unknown command".into())
         }
