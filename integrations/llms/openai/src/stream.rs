@@ -47,7 +47,8 @@ impl ToolCallAssembler {
                     Some(last) if id.is_empty() || last.id == id || last.id.is_empty() => {
                         last.index
                     }
-                    Some(last) => last.index + 1,
+                    // Saturating: the index came from the server.
+                    Some(last) => last.index.saturating_add(1),
                     None => 0,
                 },
             };
@@ -298,6 +299,20 @@ mod tests {
         assert_eq!(calls[0].name, "f");
         assert_eq!(calls[0].arguments, json!({"a": 1}));
         assert_eq!(calls[1].name, "g");
+    }
+
+    #[test]
+    fn the_largest_index_a_server_can_send_does_not_overflow() {
+        let mut a = ToolCallAssembler::default();
+        a.push(&fragments(
+            json!([{"index": u64::MAX, "id": "x1", "function": {"name": "f", "arguments": "{}"}}]),
+        ));
+        a.push(&fragments(
+            json!([{"id": "x2", "function": {"name": "g", "arguments": "{}"}}]),
+        ));
+        let calls = a.tool_calls();
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert_eq!(calls[0].id, "x1x2");
     }
 
     #[test]
