@@ -85,6 +85,20 @@ pub enum Command {
     Chat(FolderArg),
     /// What is indexed: files, nodes, models, size, the last ingest.
     Status(FolderArg),
+    /// Write an index as LlamaIndex's storage folder (Python's
+    /// `load_index_from_storage` loads it).
+    Export(ExportArgs),
+}
+
+/// `ragloom export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The folder to write LlamaIndex's files into (new or empty).
+    #[arg(long, value_name = "DIR")]
+    pub llamaindex: PathBuf,
+    /// The folder, file or glob that was ingested (default: the last one ingested).
+    #[arg(long, short = 'f', value_name = "FILES")]
+    pub files: Option<String>,
 }
 
 /// `ragloom rag`.

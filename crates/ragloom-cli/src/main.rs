@@ -6,6 +6,7 @@ mod args;
 mod chat;
 mod config;
 mod error;
+mod export;
 mod ingest;
 mod out;
 mod source;
@@ -126,6 +127,25 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Status(FolderArg { files }) => {
             let source = source_of(&root, files.as_deref())?;
             status(&source, &IndexDir::for_source(&root, &source), &spec, &ui).await
+        }
+        Command::Export(args::ExportArgs { llamaindex, files }) => {
+            let source = source_of(&root, files.as_deref())?;
+            let store = IndexDir::for_source(&root, &source)
+                .open_live()?
+                .ok_or_else(|| {
+                    CliError::no_input(
+                        format!("nothing is ingested for {}", source.key),
+                        format!("run `ragloom ingest {}` first", source.key),
+                    )
+                })?;
+            let done = export::export_llamaindex(&store, llamaindex).await?;
+            if ui.json {
+                return chat::print_json(&serde_json::json!({ "export": done }));
+            }
+            out::line(format!(
+                "exported {} nodes and {} vectors to {} (LlamaIndex's storage folder)",
+                done.nodes, done.vectors, done.dir
+            ))
         }
     }
 }

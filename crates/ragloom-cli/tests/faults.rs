@@ -5,29 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{json_of, ragloom, status};
+use common::{json_of, ollama_embeddings as embeddings, ragloom, status};
 use ragloom_core::testing::{Fault, FaultServer};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::Path;
-
-/// Ollama's `/api/embed` reply: a small vector made from each input's text.
-fn embeddings() -> Fault {
-    Fault::respond(|request| {
-        let inputs = request.json()["input"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let vectors: Vec<Value> = inputs
-            .iter()
-            .map(|t| {
-                let t = t.as_str().unwrap_or("");
-                let vowels = t.chars().filter(|c| "aeiou".contains(*c)).count();
-                json!([t.len() as f32, vowels as f32, 1.0])
-            })
-            .collect();
-        Fault::json(200, &json!({"model": "m", "embeddings": vectors}))
-    })
-}
 
 fn run(
     home: &Path,

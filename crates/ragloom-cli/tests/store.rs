@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{json_of, ragloom, ragloom_process, status};
+use common::{json_of, live_db, ragloom, ragloom_process, status};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -60,20 +60,6 @@ fn age(dir: &Path) {
             .unwrap();
         f.set_modified(past).unwrap();
     }
-}
-
-/// The live build's file under the persist dir.
-fn live_db(home: &Path) -> PathBuf {
-    let indexes = home.join("store/indexes");
-    let dir = std::fs::read_dir(&indexes)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let current: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("current.json")).unwrap()).unwrap();
-    dir.join(current["db"].as_str().unwrap())
 }
 
 fn index_files(home: &Path) -> Vec<String> {

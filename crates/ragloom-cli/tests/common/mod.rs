@@ -4,8 +4,9 @@
 #![allow(dead_code, clippy::unwrap_used)]
 
 use assert_cmd::Command;
-use serde_json::Value;
-use std::path::Path;
+use ragloom_core::testing::Fault;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 
 const PROVIDER_VARS: &[&str] = &[
     "OPENAI_API_KEY",
@@ -54,4 +55,38 @@ pub fn status(home: &Path, data: &Path) -> Value {
         .assert()
         .success();
     json_of(&out.get_output().stdout)
+}
+
+/// The live build's file under the persist dir `home/store`.
+pub fn live_db(home: &Path) -> PathBuf {
+    let indexes = home.join("store/indexes");
+    let dir = std::fs::read_dir(&indexes)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let current: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("current.json")).unwrap()).unwrap();
+    dir.join(current["db"].as_str().unwrap())
+}
+
+/// Ollama's `/api/embed` reply, for a `FaultServer` standing in for Ollama:
+/// a small vector counted from each input's letters.
+pub fn ollama_embeddings() -> Fault {
+    Fault::respond(|request| {
+        let inputs = request.json()["input"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let vectors: Vec<Value> = inputs
+            .iter()
+            .map(|t| {
+                let t = t.as_str().unwrap_or("");
+                let count = |set: &str| t.chars().filter(|c| set.contains(*c)).count() as f32;
+                json!([count("aeiou"), count("rst"), count("lmn"), 1.0])
+            })
+            .collect();
+        Fault::json(200, &json!({"model": "m", "embeddings": vectors}))
+    })
 }

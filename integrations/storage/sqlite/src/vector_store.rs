@@ -109,6 +109,13 @@ impl SqliteVectorStore {
         Ok(nodes)
     }
 
+    /// Every stored vector with its node's metadata, as an in-memory
+    /// `SimpleVectorStore` (which persists in LlamaIndex's file layout): an
+    /// index exported for Python LlamaIndex, or moved to another store.
+    pub async fn to_simple_vector_store(&self) -> Result<Arc<SimpleVectorStore>> {
+        self.engine().await
+    }
+
     /// The vector store a query runs on, for the state this store sees: built
     /// once and rebuilt only when a write bumped the generation (inside an open
     /// transaction its own writes bump it too, in its own cache).
