@@ -88,6 +88,21 @@ pub enum Command {
     /// Write an index as LlamaIndex's storage folder (Python's
     /// `load_index_from_storage` loads it).
     Export(ExportArgs),
+    /// Make a storage folder Python LlamaIndex persisted the index of a source.
+    Import(ImportArgs),
+}
+
+/// `ragloom import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The folder LlamaIndex's `storage_context.persist()` wrote.
+    pub dir: PathBuf,
+    /// The folder, file or glob whose index it becomes (queries name it with --files).
+    #[arg(long, short = 'f', value_name = "FILES")]
+    pub files: String,
+    /// Which index of the folder, when it holds several.
+    #[arg(long, value_name = "ID")]
+    pub index_id: Option<String>,
 }
 
 /// `ragloom export`.

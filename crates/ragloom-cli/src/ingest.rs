@@ -497,23 +497,16 @@ pub async fn ingest(
     tx.merge_keyword_index()?;
     summary.millis = started.elapsed().as_millis() as u64;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    store::write_manifest(
-        &kv,
-        &Manifest {
-            format: MANIFEST_FORMAT,
-            source: source.key.clone(),
-            settings,
-            created: manifest.map(|m| m.created).unwrap_or_else(|| now.clone()),
-            updated: now,
-            listed_at_ns,
-            last_ingest: summary.clone(),
-        },
-    )?;
-    tx.commit().await?;
-    // The ingest pays for its own log: the first query after it would
-    // otherwise copy it into the file (a gigabyte after a large ingest).
-    store.checkpoint()?;
-    index.make_live(&db_path)?;
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        source: source.key.clone(),
+        settings,
+        created: manifest.map(|m| m.created).unwrap_or_else(|| now.clone()),
+        updated: now,
+        listed_at_ns,
+        last_ingest: summary.clone(),
+    };
+    store::commit_build(tx, &store, index, &db_path, &manifest).await?;
     Ok(summary)
 }
 

@@ -7,6 +7,7 @@ mod chat;
 mod config;
 mod error;
 mod export;
+mod import;
 mod ingest;
 mod out;
 mod source;
@@ -127,6 +128,29 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Status(FolderArg { files }) => {
             let source = source_of(&root, files.as_deref())?;
             status(&source, &IndexDir::for_source(&root, &source), &spec, &ui).await
+        }
+        Command::Import(args::ImportArgs {
+            dir,
+            files,
+            index_id,
+        }) => {
+            let source = source_of(&root, Some(files))?;
+            let index = IndexDir::for_source(&root, &source);
+            let summary =
+                import::import_llamaindex(dir, index_id.as_deref(), &source, &index, &spec).await?;
+            store::remember_last(&root, &source)?;
+            if ui.json {
+                return chat::print_json(
+                    &serde_json::json!({ "source": source.key, "import": summary }),
+                );
+            }
+            out::line(format!(
+                "imported {} documents, {} nodes from {} as the index of {}",
+                summary.documents,
+                summary.nodes_total,
+                dir.display(),
+                source.key
+            ))
         }
         Command::Export(args::ExportArgs { llamaindex, files }) => {
             let source = source_of(&root, files.as_deref())?;

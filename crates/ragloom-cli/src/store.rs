@@ -309,6 +309,23 @@ pub fn write_manifest(kv: &SqliteKv, manifest: &Manifest) -> ragloom::Result<()>
     kv.write(|t| t.put("manifest", value, MANIFEST))
 }
 
+/// Writes `manifest` in the build's transaction, commits it, folds the log
+/// into the file and makes the build live.
+pub async fn commit_build(
+    tx: ragloom::sqlite::SqliteTransaction,
+    store: &SqliteStore,
+    index: &IndexDir,
+    db_path: &Path,
+    manifest: &Manifest,
+) -> Result<(), CliError> {
+    write_manifest(&tx.kv(), manifest)?;
+    tx.commit().await?;
+    // The writer pays for its own log: the first query after it would
+    // otherwise copy it into the file (a gigabyte after a large ingest).
+    store.checkpoint()?;
+    index.make_live(db_path)
+}
+
 /// Every file the last ingest saw, by path.
 pub fn read_files(kv: &SqliteKv) -> ragloom::Result<BTreeMap<String, FileRecord>> {
     kv.read(|t| {

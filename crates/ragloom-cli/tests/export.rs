@@ -13,6 +13,62 @@ use ragloom_core::testing::FaultServer;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Asserts the live index holds the nodes, document hashes and top-k that
+/// Python printed (`nodes`, `hashes`, `top` of the scripts in tests/py).
+async fn assert_as_python(store: &SqliteStore, python: &serde_json::Value, query: Vec<f32>) {
+    let nodes: BTreeMap<String, (String, String)> = store
+        .docstore()
+        .docs()
+        .await
+        .unwrap()
+        .iter()
+        .map(|n| (n.id_.clone(), (n.hash(), n.text.clone())))
+        .collect();
+    let want: BTreeMap<String, (String, String)> =
+        serde_json::from_value(python["nodes"].clone()).unwrap();
+    assert_eq!(nodes, want);
+    let hashes = store.docstore().get_all_document_hashes().await.unwrap();
+    let want: BTreeMap<String, String> = serde_json::from_value(python["hashes"].clone()).unwrap();
+    assert_eq!(hashes, want);
+    let want: Vec<(String, f32)> = serde_json::from_value(python["top"].clone()).unwrap();
+    let top = store
+        .vector_store()
+        .query(&VectorStoreQuery::new(query, want.len()))
+        .await
+        .unwrap();
+    assert_eq!(
+        want.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>(),
+        top.ids
+    );
+    for ((_, py), rs) in want.iter().zip(&top.similarities) {
+        assert!((py - rs).abs() < 1e-5, "{py} vs {rs}");
+    }
+}
+
+/// Runs `tests/py/<script> FOLDER QUERY` and parses what it prints.
+fn run_python(
+    python: &std::ffi::OsStr,
+    script: &str,
+    folder: &Path,
+    query: &[f32],
+) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/py")
+        .join(script);
+    let run = std::process::Command::new(python)
+        .arg(&script)
+        .arg(folder)
+        .arg(serde_json::to_string(query).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    json_of(&run.stdout)
+}
+
 fn python() -> Option<std::ffi::OsString> {
     if let Some(p) = std::env::var_os("RAGLOOM_PYTHON") {
         return Some(p);
@@ -88,55 +144,21 @@ async fn python_loads_the_export_with_the_same_nodes_hashes_and_top_k() {
         assert!(out_dir.join(f).exists(), "{f}");
     }
 
-    // What the live index holds.
     let store = SqliteStore::open(live_db(home.path())).unwrap();
     let docs = store.docstore().docs().await.unwrap();
     assert!(docs.len() >= 3);
     assert_eq!(exported["export"]["nodes"], docs.len());
     assert_eq!(exported["export"]["vectors"], docs.len());
-    let nodes: BTreeMap<String, (String, String)> = docs
-        .iter()
-        .map(|n| (n.id_.clone(), (n.hash(), n.text.clone())))
-        .collect();
-    let hashes = store.docstore().get_all_document_hashes().await.unwrap();
-    let query = vec![3.0f32, 2.0, 1.0, 1.0];
-    let top = store
-        .vector_store()
-        .query(&VectorStoreQuery::new(query.clone(), 3))
-        .await
-        .unwrap();
 
-    // What Python sees.
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/load_export.py");
-    let run = std::process::Command::new(&python)
-        .arg(&script)
-        .arg(&out_dir)
-        .arg(serde_json::to_string(&query).unwrap())
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let seen = json_of(&run.stdout);
+    // What Python sees of the export is what the live index holds.
+    let query = vec![3.0f32, 2.0, 1.0, 1.0];
+    let seen = run_python(&python, "load_export.py", &out_dir, &query);
     assert_eq!(seen["index_type"], "VectorStoreIndex");
-    let py_nodes: BTreeMap<String, (String, String)> =
-        serde_json::from_value(seen["nodes"].clone()).unwrap();
-    assert_eq!(py_nodes, nodes);
+    let mut ids: Vec<String> = docs.iter().map(|n| n.id_.clone()).collect();
+    ids.sort();
     let indexed: Vec<String> = serde_json::from_value(seen["index_nodes"].clone()).unwrap();
-    assert_eq!(indexed, nodes.keys().cloned().collect::<Vec<_>>());
-    let py_hashes: BTreeMap<String, String> =
-        serde_json::from_value(seen["hashes"].clone()).unwrap();
-    assert_eq!(py_hashes, hashes);
-    let py_top: Vec<(String, f32)> = serde_json::from_value(seen["top"].clone()).unwrap();
-    assert_eq!(
-        py_top.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>(),
-        top.ids
-    );
-    for ((_, py), rs) in py_top.iter().zip(&top.similarities) {
-        assert!((py - rs).abs() < 1e-5, "{py} vs {rs}");
-    }
+    assert_eq!(indexed, ids);
+    assert_as_python(&store, &seen, query).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -176,4 +198,59 @@ async fn an_index_without_vectors_exports_its_nodes_under_an_index_struct() {
     let mut ids: Vec<&String> = docs.iter().map(|n| &n.id_).collect();
     ids.sort();
     assert_eq!(listed, ids);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_python_persisted_imports_with_its_nodes_hashes_and_top_k() {
+    let Some(python) = python() else { return };
+    let server = FaultServer::start(vec![embeddings()]).await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let folder = home.path().join("python_index");
+    let query = vec![3.0f32, 2.0, 1.0, 1.0];
+    let python_saw = run_python(&python, "persist_index.py", &folder, &query);
+
+    let source = home.path().join("notes");
+    std::fs::create_dir_all(&source).unwrap();
+    let url = server.url().to_owned();
+    let (h, s, f) = (home.path().to_path_buf(), source.clone(), folder.clone());
+    let answer = tokio::task::spawn_blocking(move || {
+        // Vectors without the model that made them are refused.
+        ragloom(&h)
+            .arg("import")
+            .arg(&f)
+            .arg("--files")
+            .arg(&s)
+            .assert()
+            .code(3);
+        ragloom(&h)
+            .env("OLLAMA_HOST", &url)
+            .args(["import", "--embed", "ollama", "--embed-model", "m"])
+            .arg(&f)
+            .arg("--files")
+            .arg(&s)
+            .assert()
+            .success();
+        let out = ragloom(&h)
+            .env("OLLAMA_HOST", &url)
+            .args([
+                "query",
+                "--json",
+                "--embed",
+                "ollama",
+                "--embed-model",
+                "m",
+                "heron in the reeds",
+                "--files",
+            ])
+            .arg(&s)
+            .assert()
+            .success();
+        json_of(&out.get_output().stdout)
+    })
+    .await
+    .unwrap();
+    assert!(answer.to_string().contains("heron"), "{answer}");
+
+    let store = SqliteStore::open(live_db(home.path())).unwrap();
+    assert_as_python(&store, &python_saw, query).await;
 }

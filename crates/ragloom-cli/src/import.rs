@@ -1,0 +1,157 @@
+//! `ragloom import DIR`: a storage folder LlamaIndex persisted becomes the
+//! live index of a source, written in one transaction of a new build.
+
+use crate::error::{CliError, exit};
+use crate::ingest::{IngestOptions, settings_for};
+use crate::source::Source;
+use crate::store::{self, IndexDir, IngestSummary, MANIFEST_FORMAT, Manifest};
+use ragloom::ProviderSpec;
+use ragloom::data_structs::IndexStruct;
+use ragloom::storage::StorageContext;
+use ragloom::vector_stores::SimpleVectorStore;
+use std::path::Path;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Reads the Python-written folder `dir` and makes it the live index of
+/// `source`, with the configured embedding model as the one its vectors
+/// were made with. Nothing changes unless the whole import commits.
+pub async fn import_llamaindex(
+    dir: &Path,
+    index_id: Option<&str>,
+    source: &Source,
+    index: &IndexDir,
+    spec: &ProviderSpec,
+) -> Result<IngestSummary, CliError> {
+    let started = Instant::now();
+    let context = StorageContext::from_persist_dir(dir).await?;
+    let structs = context.index_store.index_structs().await?;
+    let dicts: Vec<_> = structs
+        .into_iter()
+        .filter_map(|s| match s {
+            IndexStruct::IndexDict(d) => Some(d),
+            _ => None,
+        })
+        .filter(|d| index_id.is_none_or(|id| d.index_id == id))
+        .collect();
+    let dict = match dicts.as_slice() {
+        [one] => one,
+        [] => {
+            return Err(CliError::no_input(
+                format!(
+                    "{} holds no VectorStoreIndex{}",
+                    dir.display(),
+                    index_id.map(|i| format!(" `{i}`")).unwrap_or_default()
+                ),
+                "give the folder LlamaIndex's `storage_context.persist()` wrote",
+            ));
+        }
+        many => {
+            let ids: Vec<&str> = many.iter().map(|d| d.index_id.as_str()).collect();
+            return Err(CliError::new(
+                exit::USAGE,
+                format!(
+                    "{} holds several vector indexes: {}",
+                    dir.display(),
+                    ids.join(", ")
+                ),
+                "choose one with --index-id",
+            ));
+        }
+    };
+    let ids: Vec<String> = dict.nodes_dict.values().cloned().collect();
+    let mut nodes = context.docstore.get_nodes(&ids).await?;
+    let vectors = context.vector_store()?;
+    let simple = vectors.as_any().downcast_ref::<SimpleVectorStore>();
+    let mut embedded = 0;
+    if let Some(simple) = simple {
+        for node in &mut nodes {
+            if let Ok(v) = simple.get(&node.id_) {
+                node.embedding = Some(v.into_iter().map(|x| x as f32).collect());
+                embedded += 1;
+            }
+        }
+    }
+    if embedded > 0 && embedded < nodes.len() {
+        return Err(CliError::new(
+            exit::FAILURE,
+            format!(
+                "{} of {} nodes have vectors in {}",
+                embedded,
+                nodes.len(),
+                dir.display()
+            ),
+            "import a folder whose vector store holds every node of the index",
+        ));
+    }
+    let settings = settings_for(&IngestOptions::default(), spec, None)?;
+    if embedded == 0 && settings.embed != ragloom::EmbedSpec::None {
+        return Err(CliError::config(
+            format!(
+                "{} has no vectors, but an embedding model is configured",
+                dir.display()
+            ),
+            "import with --embed none (queries then use the keyword index)",
+        ));
+    }
+    if embedded > 0 && settings.embed == ragloom::EmbedSpec::None {
+        return Err(CliError::config(
+            format!(
+                "{} holds vectors, but no embedding model is configured to query them",
+                dir.display()
+            ),
+            "give the model that made them, e.g. --embed huggingface --embed-model DIR",
+        ));
+    }
+
+    // A build of its own: the next `ingest` of the source rebuilds from the
+    // files at the settings' usual file and replaces this one when complete.
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    std::fs::create_dir_all(&index.dir)
+        .map_err(|e| ragloom::Error::io("creating", &index.dir, e))?;
+    let db_path = index.dir.join(format!(
+        "index-{}-import-{stamp}.sqlite",
+        settings.fingerprint()
+    ));
+    let store = store::open_build(&db_path, false)?;
+    let tx = store.begin().await?;
+    let target = tx.storage_context();
+    target.docstore.add_documents(&nodes, true, true).await?;
+    // Document hashes as Python recorded them, source documents included.
+    let mut hashed: Vec<String> = ids.clone();
+    hashed.extend(context.docstore.get_all_ref_doc_info().await?.into_keys());
+    for id in &hashed {
+        if let Some(hash) = context.docstore.get_document_hash(id).await? {
+            target.docstore.set_document_hash(id, &hash).await?;
+        }
+    }
+    target
+        .index_store
+        .add_index_struct(IndexStruct::IndexDict(dict.clone()))
+        .await?;
+    if embedded > 0 {
+        target.vector_store()?.add(&nodes).await?;
+    }
+    tx.merge_keyword_index()?;
+    let summary = IngestSummary {
+        documents: target.docstore.get_all_ref_doc_info().await?.len(),
+        nodes_written: nodes.len(),
+        nodes_total: nodes.len(),
+        millis: started.elapsed().as_millis() as u64,
+        ..IngestSummary::default()
+    };
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        source: source.key.clone(),
+        settings,
+        created: now.clone(),
+        updated: now,
+        listed_at_ns: 0,
+        last_ingest: summary.clone(),
+    };
+    store::commit_build(tx, &store, index, &db_path, &manifest).await?;
+    Ok(summary)
+}
