@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 const FUZZ: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz");
 
+/// The committed inputs of `kind` for `target`: in `corpus/`, the `seed-*`
+/// files (what libFuzzer adds beside them is not committed); in
+/// `regressions/`, every file.
 fn inputs(kind: &str, target: &str) -> Vec<std::path::PathBuf> {
     let dir = Path::new(FUZZ).join(kind).join(target);
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -15,6 +18,11 @@ fn inputs(kind: &str, target: &str) -> Vec<std::path::PathBuf> {
     let mut files: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file())
+        .filter(|p| {
+            kind != "corpus"
+                || p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("seed-"))
+        })
         .collect();
     files.sort();
     files

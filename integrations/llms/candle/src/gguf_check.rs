@@ -140,8 +140,23 @@ pub(crate) fn check_header<R: Read + Seek>(r: R, len: u64) -> Result<(), String>
         w.r.read_exact(&mut key).map_err(|e| e.to_string())?;
         w.pos += key.len() as u64;
         w.skip(key_len - key.len() as u64, "a metadata key")?;
-        let key = String::from_utf8_lossy(&key).into_owned();
+        // The parser drops NULs at the end of a string, as files in the wild need.
+        let key = String::from_utf8_lossy(&key)
+            .trim_end_matches(char::from(0))
+            .to_owned();
         let value_type = w.u32(&key)?;
+        if key == "general.alignment" && value_type <= 5 {
+            // The parser divides by it to find the tensor data.
+            let alignment = match value_type {
+                0 | 1 => u64::from(w.bytes::<1>(&key)?[0]),
+                2 | 3 => u64::from(u16::from_le_bytes(w.bytes::<2>(&key)?)),
+                _ => u64::from(w.u32(&key)?),
+            };
+            if alignment == 0 {
+                return Err("general.alignment is 0".into());
+            }
+            continue;
+        }
         w.value(value_type, 0, &key)
             .map_err(|e| format!("metadata entry {i}: {e}"))?;
     }
@@ -263,5 +278,27 @@ mod tests {
         b.extend(1000u32.to_le_bytes());
         b.extend([0u8; 64]);
         assert!(check(&b).unwrap_err().contains("dimensions"));
+    }
+
+    #[test]
+    fn a_zero_alignment_is_refused() {
+        // The key padded with NULs is the same key to the parser.
+        for (key, value_type, bytes) in [
+            ("general.alignment", 4u32, 0u32.to_le_bytes().to_vec()),
+            ("general.alignment", 0, vec![0u8]),
+            ("general.alignment\0\0\0", 3, vec![0u8, 0]),
+        ] {
+            let mut b = header(0, 1);
+            string(&mut b, key);
+            b.extend(value_type.to_le_bytes());
+            b.extend(&bytes);
+            let err = check(&b).unwrap_err();
+            assert!(err.contains("alignment is 0"), "{err}");
+        }
+        let mut b = header(0, 1);
+        string(&mut b, "general.alignment");
+        b.extend(4u32.to_le_bytes());
+        b.extend(32u32.to_le_bytes());
+        assert_eq!(check(&b), Ok(()));
     }
 }
