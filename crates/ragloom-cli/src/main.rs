@@ -259,6 +259,7 @@ async fn status(
     if ui.json {
         return chat::print_json(&serde_json::json!({
             "source": manifest.source,
+            "store": {"kind": "sqlite", "path": store.path(), "size_bytes": size},
             "index_dir": index.dir,
             "size_bytes": size,
             "documents": refs.len(),
@@ -279,6 +280,14 @@ async fn status(
         "index:       {} ({})",
         index.dir.display(),
         human_bytes(size)
+    ))?;
+    out::line(format!(
+        "store:       embedded SQLite, {}",
+        store
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     ))?;
     out::line(format!(
         "documents:   {} ({} nodes)",

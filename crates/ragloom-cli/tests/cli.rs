@@ -51,6 +51,10 @@ fn ingest_is_incremental() {
     assert_eq!(s["last_ingest"]["unchanged"], 2, "{s}");
     assert_eq!(s["last_ingest"]["nodes_written"], 0, "{s}");
     assert_eq!(s["documents"], 2, "{s}");
+    assert_eq!(s["store"]["kind"], "sqlite", "{s}");
+    let db = s["store"]["path"].as_str().unwrap();
+    assert!(db.ends_with(".sqlite") && Path::new(db).exists(), "{s}");
+    assert!(s["store"]["size_bytes"].as_u64().unwrap() > 0, "{s}");
     let nodes_before = s["nodes"].as_u64().unwrap();
 
     // An edited file is ingested again, alone.
