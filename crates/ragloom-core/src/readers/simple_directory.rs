@@ -430,28 +430,17 @@ impl SimpleDirectoryReader {
 
     /// One file to documents, metadata exclusions not yet applied.
     async fn load_one(&self, path: &Path) -> Result<Vec<Document>> {
-        let size = {
-            let path = path.to_path_buf();
-            run_blocking(move || {
-                std::fs::metadata(&path)
-                    .map(|m| m.len())
-                    .map_err(|e| Error::io("reading", &path, e))
-            })
-            .await?
-        };
-        if size > self.max_file_size {
-            return Err(Error::InvalidInput(format!(
-                "{} is {size} bytes, above max_file_size ({} bytes): skipped",
-                path.display(),
-                self.max_file_size
-            )));
-        }
+        let max = self.max_file_size;
         let suffix = py_suffix(path.file_name().unwrap_or_default()).to_lowercase();
         let path_str = path.to_string_lossy().into_owned();
         if let Some(reader) = self.file_extractor.get(&suffix) {
             let metadata = {
                 let (path, custom) = (path.to_path_buf(), self.file_metadata.clone());
-                run_blocking(move || file_metadata(&path, custom.as_ref())).await?
+                run_blocking(move || {
+                    check_size(&path, max)?;
+                    file_metadata(&path, custom.as_ref())
+                })
+                .await?
             };
             let mut docs = reader.load_file(path, metadata).await.map_err(|e| {
                 let message = format!("could not load {path_str}: {e}");
@@ -466,6 +455,7 @@ impl SimpleDirectoryReader {
         }
         let (path_buf, custom) = (path.to_path_buf(), self.file_metadata.clone());
         let (metadata, bytes) = run_blocking(move || {
+            check_size(&path_buf, max)?;
             let metadata = file_metadata(&path_buf, custom.as_ref())?;
             let bytes = std::fs::read(&path_buf).map_err(|e| Error::io("reading", &path_buf, e))?;
             Ok((metadata, bytes))
@@ -626,6 +616,21 @@ impl Reader for SimpleDirectoryReader {
     async fn load_data(&self) -> Result<Vec<Document>> {
         self.load_data_with_report().await.map(|r| r.documents)
     }
+}
+
+/// Refuses a file larger than `max` bytes before anything reads it; run on
+/// the blocking hop that reads the file's metadata, so it costs no hop of its own.
+fn check_size(path: &Path, max: u64) -> Result<()> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::io("reading", path, e))?
+        .len();
+    if size > max {
+        return Err(Error::InvalidInput(format!(
+            "{} is {size} bytes, above max_file_size ({max} bytes): skipped",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The metadata of one file: the user's function, or the default.
