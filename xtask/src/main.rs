@@ -13,6 +13,13 @@ use std::process::{Command, ExitCode};
 const LLAMA_INDEX_CORE: &str = "llama-index-core==0.14.25";
 /// LlamaIndex's BM25 retriever (bm25s 0.3), for the BM25 folder interop test.
 const LLAMA_INDEX_BM25: &str = "llama-index-retrievers-bm25==0.8.0";
+/// LlamaIndex's PostgreSQL stores, for the tests that open ragloom's tables from Python.
+const LLAMA_INDEX_PG: [&str; 4] = [
+    "llama-index-vector-stores-postgres==0.9.0",
+    "llama-index-storage-docstore-postgres==0.6.0",
+    "llama-index-storage-index-store-postgres==0.7.0",
+    "llama-index-storage-kvstore-postgres==0.4.3",
+];
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -43,10 +50,12 @@ fn main() -> ExitCode {
 type Result<T = ()> = std::result::Result<T, String>;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
+    // `cargo run` names the manifest at run time; the compile-time path can
+    // be another clone's when clones share one target directory.
+    let manifest = env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 fn cargo() -> Command {
@@ -289,7 +298,11 @@ fn python_reference() -> Result<PathBuf> {
     let venv = cache.join("pyref-llama-index-core-0.14.25");
     let py = venv.join("bin").join("python");
     let check = Command::new(&py)
-        .args(["-c", "import llama_index.core, llama_index.retrievers.bm25"])
+        .args([
+            "-c",
+            "import llama_index.core, llama_index.retrievers.bm25, \
+             llama_index.vector_stores.postgres, llama_index.storage.docstore.postgres",
+        ])
         .output();
     if check.is_ok_and(|o| o.status.success()) {
         return Ok(py);
@@ -304,9 +317,10 @@ fn python_reference() -> Result<PathBuf> {
         run("python3 -m venv", mk)?;
     }
     let mut pip = Command::new(venv.join("bin").join("pip"));
-    pip.args(["install", "-q", LLAMA_INDEX_CORE, LLAMA_INDEX_BM25]);
+    pip.args(["install", "-q", LLAMA_INDEX_CORE, LLAMA_INDEX_BM25])
+        .args(LLAMA_INDEX_PG);
     run(
-        "pip install llama-index-core llama-index-retrievers-bm25",
+        "pip install llama-index-core llama-index-retrievers-bm25 (and the PostgreSQL stores)",
         pip,
     )?;
     Ok(py)

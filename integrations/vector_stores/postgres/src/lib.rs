@@ -25,10 +25,12 @@
 //! ```
 
 mod filters;
+mod session;
 mod sql;
 mod store;
 mod text_search;
 
+pub use session::PgSession;
 pub use store::{
     DistanceMethod, HnswOptions, IvfFlatOptions, PGVectorStore, PGVectorStoreBuilder, PROVIDER,
     VectorIndex,

@@ -2,9 +2,11 @@
 //! pgvector, reading and writing LlamaIndex's `data_<table>` rows.
 
 use crate::filters::FilterSql;
+use crate::session::PgSession;
 use crate::sql::{Arg, Sql, quote_ident};
 use crate::text_search::tsquery_input;
 use async_trait::async_trait;
+use futures::future::BoxFuture;
 use pgvector::Vector;
 use ragloom_core::schema::{Metadata, MetadataMode, Node};
 use ragloom_core::utils::to_python_json_string;
@@ -148,6 +150,7 @@ pub struct PGVectorStoreBuilder {
     perform_setup: bool,
     max_connections: u32,
     acquire_timeout: Duration,
+    allow_missing_embeddings: bool,
 }
 
 impl fmt::Debug for PGVectorStoreBuilder {
@@ -187,7 +190,16 @@ impl PGVectorStoreBuilder {
             perform_setup: true,
             max_connections: 5,
             acquire_timeout: Duration::from_secs(10),
+            allow_missing_embeddings: false,
         }
+    }
+
+    /// Stores a node that has no embedding with a NULL `embedding` instead of
+    /// refusing it (off by default, as in LlamaIndex): text search finds such
+    /// rows, dense search ranks them last. For a keyword-only index.
+    pub fn allow_missing_embeddings(mut self, yes: bool) -> Self {
+        self.allow_missing_embeddings = yes;
+        self
     }
 
     /// The table's name without LlamaIndex's `data_` prefix (lowercased, as
@@ -334,6 +346,8 @@ impl PGVectorStoreBuilder {
             distance: self.distance,
             index: self.index,
             perform_setup: self.perform_setup,
+            allow_missing_embeddings: self.allow_missing_embeddings,
+            session: None,
             table: OnceCell::new(),
         })
     }
@@ -413,9 +427,14 @@ struct TableInfo {
 /// The table (and the schema, the `vector` extension and the indexes) is
 /// created on first use unless [`PGVectorStoreBuilder::perform_setup`] is off.
 /// Every failure of the server is an [`Error::Provider`] named `"postgres"`.
-/// Share it as `Arc<PGVectorStore>`; it holds a connection pool.
+/// Share it as `Arc<PGVectorStore>`; it holds a connection pool, or runs in
+/// a [`PgSession`]'s transaction (see [`in_session`](Self::in_session)).
+#[derive(Clone)]
 pub struct PGVectorStore {
     pool: PgPool,
+    /// Set: every statement runs in this session (its transaction), not the pool.
+    session: Option<PgSession>,
+    allow_missing_embeddings: bool,
     /// Kept to explain connection failures (holds the password: never printed).
     connect_options: PgConnectOptions,
     table_name: String,
@@ -505,6 +524,37 @@ impl PGVectorStore {
         &self.pool
     }
 
+    /// This store with every statement run in `session` (and so inside its
+    /// transaction, when it has one): what it writes is seen by the session's
+    /// other stores and by no one else until the session commits.
+    pub fn in_session(&self, session: PgSession) -> Self {
+        let mut store = self.clone();
+        store.session = Some(session);
+        // A table created in the session exists only there until it commits.
+        store.table = OnceCell::new();
+        store
+    }
+
+    /// The session this store runs in, if any.
+    pub fn session(&self) -> Option<&PgSession> {
+        self.session.as_ref()
+    }
+
+    /// Runs `f` on a connection: the session's, else one from the pool.
+    async fn with_conn<R, F>(&self, f: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut PgConnection) -> BoxFuture<'c, Result<R>> + Send + 'static,
+    {
+        match &self.session {
+            Some(session) => session.run(f).await,
+            None => {
+                let mut conn = self.acquire().await?;
+                f(&mut conn).await
+            }
+        }
+    }
+
     /// Connects and sets up the table now rather than on first use, so that a
     /// wrong address or missing permission shows at start-up.
     pub async fn initialize(&self) -> Result<()> {
@@ -517,13 +567,12 @@ impl PGVectorStore {
     }
 
     fn endpoint(&self) -> String {
-        let o = &self.connect_options;
-        format!(
-            "{}:{}/{}",
-            o.get_host(),
-            o.get_port(),
-            o.get_database().unwrap_or(o.get_username())
-        )
+        crate::session::endpoint(&self.connect_options)
+    }
+
+    /// The connection options (for a [`PgSession`] on the same server).
+    pub fn connect_options(&self) -> &PgConnectOptions {
+        &self.connect_options
     }
 
     /// A pooled connection, or an error that says why there is none: the pool
@@ -566,11 +615,16 @@ impl PGVectorStore {
     }
 
     async fn setup(&self) -> Result<TableInfo> {
-        let mut conn = self.acquire().await?;
-        if self.perform_setup {
-            self.create(&mut conn).await?;
-        }
-        self.inspect(&mut conn).await
+        let this = self.clone();
+        self.with_conn(move |conn| {
+            Box::pin(async move {
+                if this.perform_setup {
+                    this.create(conn).await?;
+                }
+                this.inspect(conn).await
+            })
+        })
+        .await
     }
 
     async fn create(&self, conn: &mut PgConnection) -> Result<()> {
@@ -591,10 +645,22 @@ impl PGVectorStore {
                 .await
                 .map_err(|e| pg_error(format!("creating schema {}", self.schema_name), e))?;
         }
-        if let Err(e) = sqlx::query("CREATE EXTENSION IF NOT EXISTS vector")
-            .execute(&mut *conn)
-            .await
-        {
+        // In its own (sub)transaction: inside a session's transaction a
+        // failed statement would otherwise abort everything after it.
+        let created = match conn.begin().await {
+            Ok(mut sub) => match sqlx::query("CREATE EXTENSION IF NOT EXISTS vector")
+                .execute(&mut *sub)
+                .await
+            {
+                Ok(_) => sub.commit().await.map(|_| ()),
+                Err(e) => {
+                    let _ = sub.rollback().await;
+                    Err(e)
+                }
+            },
+            Err(e) => Err(e),
+        };
+        if let Err(e) = created {
             // Creating an extension needs rights a store's user may lack; an
             // extension someone else installed is all the store needs.
             let installed: bool = sqlx::query_scalar(
@@ -774,12 +840,20 @@ impl PGVectorStore {
 
     /// The row LlamaIndex writes for `node`: its text, its metadata payload
     /// (as Python's `json.dumps` writes it), its id and its embedding.
-    fn row(&self, node: &Node) -> Result<(String, String, Vector)> {
-        let embedding = node
-            .embedding
-            .as_deref()
-            .ok_or_else(|| Error::InvalidInput(format!("node `{}` has no embedding", node.id_)))?;
-        if embedding.len() != self.embed_dim {
+    fn row(&self, node: &Node) -> Result<(String, String, Option<Vector>)> {
+        let embedding = match node.embedding.as_deref() {
+            Some(e) => Some(e),
+            None if self.allow_missing_embeddings => None,
+            None => {
+                return Err(Error::InvalidInput(format!(
+                    "node `{}` has no embedding",
+                    node.id_
+                )));
+            }
+        };
+        let embedding = embedding.unwrap_or_default();
+        let present = node.embedding.is_some();
+        if present && embedding.len() != self.embed_dim {
             return Err(Error::InvalidInput(format!(
                 "node `{}` has an embedding of {} dimensions, the store holds {}",
                 node.id_,
@@ -802,34 +876,43 @@ impl PGVectorStore {
                 node.id_
             )));
         }
-        Ok((text, metadata, Vector::from(embedding.to_vec())))
+        Ok((
+            text,
+            metadata,
+            present.then(|| Vector::from(embedding.to_vec())),
+        ))
     }
 
     /// Runs `sql` and returns its rows, in a transaction with `settings`
     /// (`set_config(name, value, is_local)`) applied first when there are any.
     async fn fetch(
         &self,
-        sql: &Sql,
-        settings: &[(&str, String)],
+        sql: Sql,
+        settings: Vec<(&'static str, String)>,
         context: &str,
     ) -> Result<Vec<PgRow>> {
-        let mut conn = self.acquire().await?;
-        let err = |e| pg_error(format!("{context} {}", self.display_name), e);
-        if settings.is_empty() {
-            return sql.query().fetch_all(&mut *conn).await.map_err(err);
-        }
-        let mut tx = conn.begin().await.map_err(err)?;
-        for (name, value) in settings {
-            sqlx::query("SELECT set_config($1, $2, true)")
-                .bind(*name)
-                .bind(value)
-                .execute(&mut *tx)
-                .await
-                .map_err(err)?;
-        }
-        let rows = sql.query().fetch_all(&mut *tx).await.map_err(err)?;
-        tx.commit().await.map_err(err)?;
-        Ok(rows)
+        let what = format!("{context} {}", self.display_name);
+        self.with_conn(move |conn| {
+            Box::pin(async move {
+                let err = |e| pg_error(&what, e);
+                if settings.is_empty() {
+                    return sql.query().fetch_all(&mut *conn).await.map_err(err);
+                }
+                let mut tx = conn.begin().await.map_err(err)?;
+                for (name, value) in &settings {
+                    sqlx::query("SELECT set_config($1, $2, true)")
+                        .bind(*name)
+                        .bind(value)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(err)?;
+                }
+                let rows = sql.query().fetch_all(&mut *tx).await.map_err(err)?;
+                tx.commit().await.map_err(err)?;
+                Ok(rows)
+            })
+        })
+        .await
     }
 
     /// The conditions for filters, node ids and doc ids, their values bound
@@ -925,7 +1008,7 @@ impl PGVectorStore {
         sql.push(" ORDER BY score ASC");
         Self::limit(&mut sql, query.similarity_top_k);
         let sql = self.with_rows(sql, "ASC");
-        let rows = self.fetch(&sql, &self.index_settings(), "querying").await?;
+        let rows = self.fetch(sql, self.index_settings(), "querying").await?;
         rows.iter()
             .map(|row| {
                 let distance: Option<f64> = row.try_get("score").map_err(|e| self.decode(e))?;
@@ -970,7 +1053,7 @@ impl PGVectorStore {
             query.sparse_top_k.unwrap_or(query.similarity_top_k),
         );
         let sql = self.with_rows(sql, "DESC");
-        let rows = self.fetch(&sql, &[], "searching the text of").await?;
+        let rows = self.fetch(sql, Vec::new(), "searching the text of").await?;
         rows.iter()
             .map(|row| {
                 let rank: Option<f32> = row.try_get("score").map_err(|e| self.decode(e))?;
@@ -1039,7 +1122,7 @@ impl PGVectorStore {
         let parts = self.restrictions(&mut sql, info, filters, node_ids, None);
         Self::push_where(&mut sql, &parts);
         sql.push(" ORDER BY id");
-        let rows = self.fetch(&sql, &[], "reading nodes of").await?;
+        let rows = self.fetch(sql, Vec::new(), "reading nodes of").await?;
         rows.iter()
             .map(|row| {
                 let node_id: Option<String> = row.try_get("node_id").map_err(|e| self.decode(e))?;
@@ -1101,23 +1184,6 @@ impl PGVectorStore {
             .filter(|&i| last.get(nodes[i].id_.as_str()) == Some(&i))
             .collect();
         let info = self.table().await?;
-        let mut conn = self.acquire().await?;
-        let err = |e| {
-            pg_error(
-                format!("adding {} nodes to {}", keep.len(), self.display_name),
-                e,
-            )
-        };
-        let mut tx = conn.begin().await.map_err(err)?;
-        let mut delete = Sql::new(format!(
-            "DELETE FROM {} WHERE node_id = ANY(",
-            self.qualified
-        ));
-        let p = delete.bind(Arg::TextArray(
-            keep.iter().map(|&i| nodes[i].id_.clone()).collect(),
-        ));
-        delete.push(&format!("{p})"));
-        delete.query().execute(&mut *tx).await.map_err(err)?;
         let statement = format!(
             "INSERT INTO {} (text, metadata_, node_id, embedding) \
              SELECT r.text, r.metadata::{}, r.node_id, r.embedding \
@@ -1126,6 +1192,16 @@ impl PGVectorStore {
             self.qualified,
             if info.jsonb { "jsonb" } else { "json" }
         );
+        let mut delete = Sql::new(format!(
+            "DELETE FROM {} WHERE node_id = ANY(",
+            self.qualified
+        ));
+        let p = delete.bind(Arg::TextArray(
+            keep.iter().map(|&i| nodes[i].id_.clone()).collect(),
+        ));
+        delete.push(&format!("{p})"));
+        // The rows in batches, built before the connection is taken.
+        let mut batches = Vec::new();
         for chunk in keep.chunks(INSERT_BATCH) {
             let mut texts = Vec::with_capacity(chunk.len());
             let mut metadata = Vec::with_capacity(chunk.len());
@@ -1139,26 +1215,43 @@ impl PGVectorStore {
                     embeddings.push(embedding);
                 }
             }
-            sqlx::query(&statement)
-                .bind(texts)
-                .bind(metadata)
-                .bind(node_ids)
-                .bind(embeddings)
-                .execute(&mut *tx)
-                .await
-                .map_err(err)?;
+            batches.push((texts, metadata, node_ids, embeddings));
         }
-        tx.commit().await.map_err(err)
+        let what = format!("adding {} nodes to {}", keep.len(), self.display_name);
+        self.with_conn(move |conn| {
+            Box::pin(async move {
+                let err = |e| pg_error(&what, e);
+                let mut tx = conn.begin().await.map_err(err)?;
+                delete.query().execute(&mut *tx).await.map_err(err)?;
+                for (texts, metadata, node_ids, embeddings) in batches {
+                    sqlx::query(&statement)
+                        .bind(texts)
+                        .bind(metadata)
+                        .bind(node_ids)
+                        .bind(embeddings)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(err)?;
+                }
+                tx.commit().await.map_err(err)
+            })
+        })
+        .await
     }
 
-    async fn execute(&self, sql: &Sql, context: &str) -> Result<u64> {
+    async fn execute(&self, sql: Sql, context: &str) -> Result<u64> {
         self.table().await?;
-        let mut conn = self.acquire().await?;
-        sql.query()
-            .execute(&mut *conn)
-            .await
-            .map(|r| r.rows_affected())
-            .map_err(|e| pg_error(format!("{context} {}", self.display_name), e))
+        let what = format!("{context} {}", self.display_name);
+        self.with_conn(move |conn| {
+            Box::pin(async move {
+                sql.query()
+                    .execute(&mut *conn)
+                    .await
+                    .map(|r| r.rows_affected())
+                    .map_err(|e| pg_error(&what, e))
+            })
+        })
+        .await
     }
 }
 
@@ -1209,7 +1302,7 @@ impl VectorStore for PGVectorStore {
         ));
         let p = sql.bind(Arg::Text(ref_doc_id.to_string()));
         sql.push(&p);
-        self.execute(&sql, &format!("deleting document `{ref_doc_id}` from"))
+        self.execute(sql, &format!("deleting document `{ref_doc_id}` from"))
             .await
             .map(|_| ())
     }
@@ -1228,7 +1321,7 @@ impl VectorStore for PGVectorStore {
         let mut sql = Sql::new(format!("DELETE FROM {}", self.qualified));
         let parts = self.restrictions(&mut sql, info, sel.filters, sel.node_ids, None);
         Self::push_where(&mut sql, &parts);
-        self.execute(&sql, "deleting nodes from").await.map(|_| ())
+        self.execute(sql, "deleting nodes from").await.map(|_| ())
     }
 
     async fn query(&self, query: &VectorStoreQuery) -> Result<VectorStoreQueryResult> {
@@ -1250,7 +1343,7 @@ impl VectorStore for PGVectorStore {
 
     async fn clear(&self) -> Result<()> {
         let sql = Sql::new(format!("DELETE FROM {}", self.qualified));
-        self.execute(&sql, "clearing").await.map(|_| ())
+        self.execute(sql, "clearing").await.map(|_| ())
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

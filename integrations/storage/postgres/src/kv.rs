@@ -1,0 +1,320 @@
+//! `PostgresKv`: LlamaIndex's `PostgresKVStore` table (`data_<table>`: `key`,
+//! `namespace`, `value`) as the backend of the docstore and index store.
+
+use ragloom_core::storage::kvstore::{KvBackend, KvCollection, KvTable, KvValue};
+use ragloom_core::utils::to_python_json_string;
+use ragloom_core::{Error, Result};
+use ragloom_vector_stores_postgres::{PROVIDER, PgSession};
+use serde_json::Value;
+use sqlx::{Connection, PgConnection, Row};
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+/// Where a key-value table is and how its values are typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KvTableName {
+    /// The schema (e.g. `public`).
+    pub schema: String,
+    /// The table name without LlamaIndex's `data_` prefix.
+    pub table: String,
+    /// `value` is `jsonb` (else `json`, LlamaIndex's default).
+    pub use_jsonb: bool,
+}
+
+impl KvTableName {
+    fn qualified(&self) -> String {
+        format!(
+            "{}.{}",
+            quote_ident(&self.schema),
+            quote_ident(&format!("data_{}", self.table))
+        )
+    }
+
+    /// `schema.data_table`, for messages.
+    pub fn display(&self) -> String {
+        format!("{}.data_{}", self.schema, self.table)
+    }
+}
+
+/// Quotes an identifier for SQL (`"` doubled).
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+fn pg(what: &str, e: sqlx::Error) -> Error {
+    Error::provider(PROVIDER, format!("{what}: {e}"), e)
+}
+
+/// The statements SQLAlchemy emits for LlamaIndex's key-value model.
+pub(crate) fn create_statements(name: &KvTableName) -> Vec<String> {
+    let q = name.qualified();
+    let data = format!("data_{}", name.table);
+    let value = if name.use_jsonb { "JSONB" } else { "JSON" };
+    vec![
+        format!("CREATE SCHEMA IF NOT EXISTS {}", quote_ident(&name.schema)),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {q} (id SERIAL NOT NULL, key VARCHAR NOT NULL, \
+             namespace VARCHAR NOT NULL, value {value}, PRIMARY KEY (id), \
+             CONSTRAINT {} UNIQUE (key, namespace))",
+            quote_ident(&format!("{data}:unique_key_namespace"))
+        ),
+        format!(
+            "CREATE INDEX IF NOT EXISTS {} ON {q} (key, namespace)",
+            quote_ident(&format!("{data}:idx_key_namespace"))
+        ),
+    ]
+}
+
+/// Creates the table (and its schema) if missing, in `conn`'s transaction if any.
+pub(crate) async fn create_table(conn: &mut PgConnection, name: &KvTableName) -> Result<()> {
+    for ddl in create_statements(name) {
+        sqlx::query(&ddl)
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| pg(&format!("creating {}", name.display()), e))?;
+    }
+    Ok(())
+}
+
+/// A key-value table of LlamaIndex's `PostgresKVStore` layout, read and
+/// written through a [`PgSession`]: inside its transaction when it has one,
+/// else each [`KvBackend::write`] in a transaction of its own. Values are
+/// written as Python's `json.dumps` writes them; a collection is read in the
+/// order its keys were first written (Python reads it in no set order).
+#[derive(Clone)]
+pub struct PostgresKv {
+    session: PgSession,
+    name: Arc<KvTableName>,
+    qualified: Arc<str>,
+}
+
+impl fmt::Debug for PostgresKv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresKv")
+            .field("table", &self.name.display())
+            .field("session", &self.session)
+            .finish()
+    }
+}
+
+impl PostgresKv {
+    /// The table `name` through `session` (the table must exist: see
+    /// [`crate::PostgresStore`], which creates its tables).
+    pub fn new(session: PgSession, name: KvTableName) -> Self {
+        Self {
+            qualified: name.qualified().into(),
+            name: Arc::new(name),
+            session,
+        }
+    }
+
+    /// The table.
+    pub fn name(&self) -> &KvTableName {
+        &self.name
+    }
+
+    fn table(&self) -> PgTable<'_> {
+        PgTable { kv: self }
+    }
+
+    fn statement(&self, sql: &'static str) -> Result<()> {
+        self.session.run_blocking(move |conn| {
+            Box::pin(async move {
+                sqlx::query(sql)
+                    .execute(&mut *conn)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| pg(sql, e))
+            })
+        })
+    }
+}
+
+impl KvBackend for PostgresKv {
+    fn read<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
+        // One read or write at a time on the session, so that a write's
+        // statements share its transaction alone.
+        let _turn = self.session.turn();
+        f(&mut self.table())
+    }
+
+    fn write<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
+        let _turn = self.session.turn();
+        if self.session.is_transactional() {
+            // The session's transaction holds it; a failure rolls the whole
+            // transaction back, which is the caller's to end.
+            return f(&mut self.table());
+        }
+        self.statement("BEGIN")?;
+        match f(&mut self.table()) {
+            Ok(out) => {
+                self.statement("COMMIT")?;
+                Ok(out)
+            }
+            Err(e) => {
+                let _ = self.statement("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The table during one read or write.
+struct PgTable<'a> {
+    kv: &'a PostgresKv,
+}
+
+impl PgTable<'_> {
+    fn run<R: Send + 'static>(
+        &self,
+        what: String,
+        f: impl for<'c> FnOnce(&'c mut PgConnection) -> futures::future::BoxFuture<'c, sqlx::Result<R>>
+        + Send
+        + 'static,
+    ) -> Result<R> {
+        self.kv.session.run_blocking(move |conn| {
+            Box::pin(async move { f(conn).await.map_err(|e| pg(&what, e)) })
+        })
+    }
+
+    fn decode(&self, collection: &str, key: &str, text: &str) -> Result<KvValue> {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => Ok(map),
+            _ => Err(Error::InvalidInput(format!(
+                "{}: collection `{collection}` key `{key}` is not a JSON object",
+                self.kv.name.display()
+            ))),
+        }
+    }
+}
+
+impl KvTable for PgTable<'_> {
+    fn get(&mut self, key: &str, collection: &str) -> Result<Option<Cow<'_, KvValue>>> {
+        let sql = format!(
+            "SELECT value::text FROM {} WHERE key = $1 AND namespace = $2",
+            self.kv.qualified
+        );
+        let (k, c) = (key.to_owned(), collection.to_owned());
+        let text: Option<Option<String>> =
+            self.run(format!("reading {}", self.kv.name.display()), move |conn| {
+                Box::pin(async move {
+                    sqlx::query_scalar(&sql)
+                        .bind(k)
+                        .bind(c)
+                        .fetch_optional(&mut *conn)
+                        .await
+                })
+            })?;
+        match text.flatten() {
+            Some(t) => self
+                .decode(collection, key, &t)
+                .map(|v| Some(Cow::Owned(v))),
+            None => Ok(None),
+        }
+    }
+
+    fn contains(&mut self, key: &str, collection: &str) -> Result<bool> {
+        let sql = format!(
+            "SELECT EXISTS (SELECT 1 FROM {} WHERE key = $1 AND namespace = $2)",
+            self.kv.qualified
+        );
+        let (k, c) = (key.to_owned(), collection.to_owned());
+        self.run(format!("reading {}", self.kv.name.display()), move |conn| {
+            Box::pin(async move {
+                sqlx::query_scalar(&sql)
+                    .bind(k)
+                    .bind(c)
+                    .fetch_one(&mut *conn)
+                    .await
+            })
+        })
+    }
+
+    fn put(&mut self, key: &str, val: KvValue, collection: &str) -> Result<()> {
+        let text = to_python_json_string(&Value::Object(val))?;
+        let cast = if self.kv.name.use_jsonb {
+            "jsonb"
+        } else {
+            "json"
+        };
+        // An update keeps the row (its `id`, and so the key's place in order).
+        let sql = format!(
+            "INSERT INTO {} (key, namespace, value) VALUES ($1, $2, $3::{cast}) \
+             ON CONFLICT (key, namespace) DO UPDATE SET value = excluded.value",
+            self.kv.qualified
+        );
+        let (k, c) = (key.to_owned(), collection.to_owned());
+        self.run(format!("writing {}", self.kv.name.display()), move |conn| {
+            Box::pin(async move {
+                sqlx::query(&sql)
+                    .bind(k)
+                    .bind(c)
+                    .bind(text)
+                    .execute(&mut *conn)
+                    .await
+                    .map(|_| ())
+            })
+        })
+    }
+
+    fn delete(&mut self, key: &str, collection: &str) -> Result<bool> {
+        let sql = format!(
+            "DELETE FROM {} WHERE key = $1 AND namespace = $2",
+            self.kv.qualified
+        );
+        let (k, c) = (key.to_owned(), collection.to_owned());
+        self.run(
+            format!("deleting from {}", self.kv.name.display()),
+            move |conn| {
+                Box::pin(async move {
+                    sqlx::query(&sql)
+                        .bind(k)
+                        .bind(c)
+                        .execute(&mut *conn)
+                        .await
+                        .map(|r| r.rows_affected() > 0)
+                })
+            },
+        )
+    }
+
+    fn get_all(&mut self, collection: &str) -> Result<Cow<'_, KvCollection>> {
+        let sql = format!(
+            "SELECT key, value::text FROM {} WHERE namespace = $1 ORDER BY id",
+            self.kv.qualified
+        );
+        let c = collection.to_owned();
+        let rows: Vec<(String, Option<String>)> =
+            self.run(format!("reading {}", self.kv.name.display()), move |conn| {
+                Box::pin(async move {
+                    let rows = sqlx::query(&sql).bind(c).fetch_all(&mut *conn).await?;
+                    rows.iter()
+                        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+                        .collect()
+                })
+            })?;
+        let mut out = KvCollection::new();
+        for (key, text) in rows {
+            let value = match text {
+                Some(t) => self.decode(collection, &key, &t)?,
+                None => KvValue::new(),
+            };
+            out.insert(key, value);
+        }
+        Ok(Cow::Owned(out))
+    }
+}
+
+/// Runs `f` inside a transaction of its own on `conn` (a savepoint when
+/// `conn` is already in one).
+pub(crate) async fn in_transaction<R>(
+    conn: &mut PgConnection,
+    what: &str,
+    f: impl for<'c> FnOnce(&'c mut PgConnection) -> futures::future::BoxFuture<'c, Result<R>>,
+) -> Result<R> {
+    let mut tx = conn.begin().await.map_err(|e| pg(what, e))?;
+    let out = f(&mut tx).await?;
+    tx.commit().await.map_err(|e| pg(what, e))?;
+    Ok(out)
+}

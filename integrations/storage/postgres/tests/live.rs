@@ -1,0 +1,249 @@
+//! `PostgresStore` against a real PostgreSQL 15 with pgvector at
+//! `RAGLOOM_TEST_PG_URL` (started by `.ci/setup/postgres.sh`): the docstore
+//! conformance kit, transactions that are atomic and isolated, and the
+//! writers' lock. Without the variable these tests skip, or fail when `CI` is set.
+#![allow(clippy::unwrap_used)]
+
+use ragloom_core::schema::{Node, NodeRelationship, RelatedNodeInfo};
+use ragloom_core::storage::DocStore;
+use ragloom_core::testing::check_doc_store;
+use ragloom_core::vector_stores::{VectorStore, VectorStoreQuery, VectorStoreQueryMode};
+use ragloom_storage_postgres::{PostgresStore, PostgresTransaction};
+use sqlx::{Connection, PgConnection};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+fn pg_url() -> Option<String> {
+    match std::env::var("RAGLOOM_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "RAGLOOM_TEST_PG_URL is unset: .ci/setup/postgres.sh should have started PostgreSQL"
+            );
+            eprintln!("skipped: RAGLOOM_TEST_PG_URL is unset (source .ci/setup/postgres.sh)");
+            None
+        }
+    }
+}
+
+macro_rules! require_pg {
+    () => {
+        match pg_url() {
+            Some(url) => url,
+            None => return,
+        }
+    };
+}
+
+/// A fresh schema for one test (the process id keeps parallel runs apart).
+async fn schema(url: &str, test: &str) -> String {
+    let name = format!("rl_st_{test}_{}", std::process::id());
+    let mut conn = PgConnection::connect(url).await.unwrap();
+    sqlx::raw_sql(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    name
+}
+
+async fn store(url: &str, schema: &str, name: &str) -> PostgresStore {
+    PostgresStore::builder(url)
+        .schema(schema)
+        .name(name)
+        .embed_dim(3)
+        .hybrid_search(true)
+        .build()
+        .await
+        .unwrap()
+}
+
+fn node(id: &str, doc: &str, text: &str, embedding: [f32; 3]) -> Node {
+    let mut n = Node::text_node(text)
+        .with_id(id)
+        .with_relationship(NodeRelationship::Source, RelatedNodeInfo::new(doc));
+    n.embedding = Some(embedding.to_vec());
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn docstore_conforms_outside_and_inside_a_transaction() {
+    let url = require_pg!();
+    let schema = schema(&url, "conform").await;
+    let n = AtomicUsize::new(0);
+    let report = check_doc_store(|| async {
+        let i = n.fetch_add(1, Ordering::SeqCst);
+        store(&url, &schema, &format!("d{i}")).await.docstore() as Arc<dyn DocStore>
+    })
+    .await;
+    assert_eq!(report.passed.len(), 4, "{report:?}");
+
+    // The same checks through a transaction's docstore (kept open meanwhile).
+    let open: std::sync::Mutex<Vec<PostgresTransaction>> = Default::default();
+    let report = check_doc_store(|| async {
+        let i = n.fetch_add(1, Ordering::SeqCst);
+        let tx = store(&url, &schema, &format!("t{i}"))
+            .await
+            .begin()
+            .await
+            .unwrap();
+        let docstore = tx.storage_context().docstore.clone();
+        open.lock().unwrap().push(tx);
+        docstore
+    })
+    .await;
+    assert_eq!(report.passed.len(), 4, "{report:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_is_seen_whole_at_commit_and_not_at_all_when_dropped() {
+    let url = require_pg!();
+    let schema = schema(&url, "atomic").await;
+    let store = store(&url, &schema, "essays").await;
+    let nodes = vec![
+        node("n1", "doc-a", "the lighthouse keeper", [1.0, 0.0, 0.0]),
+        node("n2", "doc-a", "a garden of painters", [0.0, 1.0, 0.0]),
+    ];
+    let query = VectorStoreQuery::new(vec![1.0, 0.0, 0.0], 5);
+
+    let tx = store.begin().await.unwrap();
+    let ctx = tx.storage_context();
+    ctx.docstore
+        .add_documents(&nodes, true, true)
+        .await
+        .unwrap();
+    ctx.vector_store().unwrap().add(&nodes).await.unwrap();
+    ctx.docstore.set_document_hash("doc-a", "h1").await.unwrap();
+    // The transaction reads its own writes; nobody else sees them yet.
+    assert_eq!(ctx.docstore.docs().await.unwrap().len(), 2);
+    let inside = ctx.vector_store().unwrap().query(&query).await.unwrap();
+    assert_eq!(inside.ids, ["n1", "n2"]);
+    assert!(store.docstore().docs().await.unwrap().is_empty());
+    assert!(
+        store
+            .vector_store()
+            .query(&query)
+            .await
+            .unwrap()
+            .ids
+            .is_empty()
+    );
+    tx.commit().await.unwrap();
+
+    assert_eq!(store.docstore().docs().await.unwrap().len(), 2);
+    assert_eq!(
+        store
+            .docstore()
+            .get_document_hash("doc-a")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("h1")
+    );
+    let mut text = VectorStoreQuery::new(vec![1.0, 0.0, 0.0], 5);
+    text.mode = VectorStoreQueryMode::TextSearch;
+    text.query_str = Some("lighthouse".into());
+    assert_eq!(store.vector_store().query(&text).await.unwrap().ids, ["n1"]);
+
+    // A transaction dropped half-way (an error, a cancelled task) leaves nothing.
+    {
+        let tx = store.begin().await.unwrap();
+        let ctx = tx.storage_context();
+        ctx.docstore.delete_ref_doc("doc-a").await.unwrap();
+        ctx.vector_store().unwrap().delete("doc-a").await.unwrap();
+        ctx.docstore.set_document_hash("doc-a", "h2").await.unwrap();
+        assert!(ctx.docstore.docs().await.unwrap().is_empty());
+    }
+    // The rollback is sent as the transaction drops; the next writer waits for it.
+    let tx = store.begin().await.unwrap();
+    tx.rollback().await.unwrap();
+    assert_eq!(store.docstore().docs().await.unwrap().len(), 2);
+    assert_eq!(
+        store.vector_store().query(&query).await.unwrap().ids,
+        ["n1", "n2"]
+    );
+    assert_eq!(
+        store
+            .docstore()
+            .get_document_hash("doc-a")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("h1")
+    );
+    // A store's transaction once ended refuses further writes.
+    let tx = store.begin().await.unwrap();
+    let ctx = tx.storage_context().clone();
+    tx.commit().await.unwrap();
+    let err = ctx.docstore.set_document_hash("x", "y").await.unwrap_err();
+    assert!(err.to_string().contains("has ended"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_writer_waits_for_the_first() {
+    let url = require_pg!();
+    let schema = schema(&url, "lock").await;
+    let store = store(&url, &schema, "essays").await;
+    let first = store.begin().await.unwrap();
+    let err = store
+        .begin_locked(&format!("ragloom-store:{schema}.essays"), false)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("another process is writing"),
+        "{err}"
+    );
+
+    let other = store.clone();
+    let second =
+        tokio::spawn(async move { other.begin().await.map(|tx| tx.store().name().to_string()) });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!second.is_finished(), "the second writer did not wait");
+    // Readers never wait.
+    assert!(store.docstore().docs().await.unwrap().is_empty());
+    first.commit().await.unwrap();
+    let name = tokio::time::timeout(Duration::from_secs(10), second)
+        .await
+        .expect("the second writer still waits after the first committed")
+        .unwrap()
+        .unwrap();
+    assert_eq!(name, "essays");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_are_llamaindex_layout_and_sized() {
+    let url = require_pg!();
+    let schema = schema(&url, "layout").await;
+    let store = store(&url, &schema, "essays").await;
+    let mut conn = PgConnection::connect(&url).await.unwrap();
+    let columns: Vec<(String, String)> = sqlx::query_as(
+        "SELECT column_name::text, data_type::text FROM information_schema.columns \
+         WHERE table_schema = $1 AND table_name = 'data_essays_docstore' ORDER BY ordinal_position",
+    )
+    .bind(&schema)
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(
+        columns,
+        [
+            ("id".to_string(), "integer".to_string()),
+            ("key".into(), "character varying".into()),
+            ("namespace".into(), "character varying".into()),
+            ("value".into(), "json".into()),
+        ]
+    );
+    assert!(store.size_bytes().await.unwrap() > 0);
+    store.drop_tables().await.unwrap();
+    let left: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1",
+    )
+    .bind(&schema)
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(left, 0);
+    conn.close().await.unwrap();
+}

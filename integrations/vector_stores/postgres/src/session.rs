@@ -1,0 +1,266 @@
+//! `PgSession`: one PostgreSQL connection on a thread of its own, optionally
+//! inside one transaction, shared by async stores and by synchronous ones.
+//!
+//! The key-value stores under LlamaIndex's docstore are synchronous (their
+//! writes are closures over a table), the vector store is async, and one
+//! transaction must carry both: so the connection lives on a dedicated
+//! thread with its own runtime and both kinds of caller send it jobs.
+
+use crate::store::PROVIDER;
+use futures::future::BoxFuture;
+use ragloom_core::{Error, Result};
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{Connection, PgConnection};
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::{mpsc, oneshot};
+
+/// Work for the session's connection.
+type Job = Box<dyn for<'c> FnOnce(&'c mut PgConnection) -> BoxFuture<'c, ()> + Send>;
+
+enum Msg {
+    Job(Job),
+    /// Ends the session: commits (`true`) or rolls back its transaction.
+    End(bool, oneshot::Sender<Result<()>>),
+}
+
+/// One connection, inside one transaction when started with
+/// [`begin`](Self::begin). Cloning shares it; its jobs run one at a time, in
+/// the order sent. Dropping the last clone without [`end`](Self::end) rolls
+/// the transaction back (the server does so when the connection closes).
+#[derive(Clone)]
+pub struct PgSession {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    jobs: mpsc::UnboundedSender<Msg>,
+    ended: AtomicBool,
+    transactional: bool,
+    endpoint: String,
+    turn: std::sync::Mutex<()>,
+}
+
+impl fmt::Debug for PgSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PgSession")
+            .field("server", &self.inner.endpoint)
+            .field("transactional", &self.inner.transactional)
+            .field("ended", &self.inner.ended.load(Ordering::SeqCst))
+            .finish()
+    }
+}
+
+pub(crate) fn endpoint(o: &PgConnectOptions) -> String {
+    format!(
+        "{}:{}/{}",
+        o.get_host(),
+        o.get_port(),
+        o.get_database().unwrap_or(o.get_username())
+    )
+}
+
+impl PgSession {
+    /// Connects and starts a transaction; every job sees its writes, and
+    /// nothing of it is visible to others until [`end`](Self::end)`(true)`.
+    pub async fn begin(options: &PgConnectOptions) -> Result<Self> {
+        Self::start(options, true).await
+    }
+
+    /// Connects without a transaction: each statement commits on its own.
+    pub async fn connect(options: &PgConnectOptions) -> Result<Self> {
+        Self::start(options, false).await
+    }
+
+    async fn start(options: &PgConnectOptions, transactional: bool) -> Result<Self> {
+        let endpoint = endpoint(options);
+        let (jobs, mut inbox) = mpsc::unbounded_channel::<Msg>();
+        let (ready, started) = oneshot::channel::<Result<()>>();
+        let options = options.clone();
+        let where_ = endpoint.clone();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Other(format!("starting a PostgreSQL session: {e}")))?;
+        std::thread::Builder::new()
+            .name("ragloom-pg-session".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let mut conn = match PgConnection::connect_with(&options).await {
+                        Ok(c) => c,
+                        Err(e) => {
+                            let _ = ready.send(Err(connect_error(&where_, e)));
+                            return;
+                        }
+                    };
+                    if !transactional {
+                        let _ = ready.send(Ok(()));
+                        if let Some((_, reply)) = serve(&mut conn, &mut inbox).await {
+                            let _ = reply.send(Ok(()));
+                        }
+                        let _ = conn.close().await;
+                        return;
+                    }
+                    let mut tx = match conn.begin().await {
+                        Ok(tx) => tx,
+                        Err(e) => {
+                            let _ = ready.send(Err(pg(&where_, "starting a transaction", e)));
+                            return;
+                        }
+                    };
+                    let _ = ready.send(Ok(()));
+                    match serve(&mut *tx, &mut inbox).await {
+                        Some((true, reply)) => {
+                            let out = tx.commit().await.map_err(|e| pg(&where_, "committing", e));
+                            let _ = reply.send(out);
+                        }
+                        Some((false, reply)) => {
+                            let out = tx
+                                .rollback()
+                                .await
+                                .map_err(|e| pg(&where_, "rolling back", e));
+                            let _ = reply.send(out);
+                        }
+                        // Every handle dropped: dropping the transaction rolls it back.
+                        None => drop(tx),
+                    }
+                    let _ = conn.close().await;
+                });
+            })
+            .map_err(|e| Error::Other(format!("starting a PostgreSQL session: {e}")))?;
+        started
+            .await
+            .map_err(|_| Error::Other("the PostgreSQL session stopped while starting".into()))??;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                jobs,
+                ended: AtomicBool::new(false),
+                transactional,
+                endpoint,
+                turn: std::sync::Mutex::new(()),
+            }),
+        })
+    }
+
+    /// Whether the session runs inside one transaction.
+    pub fn is_transactional(&self) -> bool {
+        self.inner.transactional
+    }
+
+    /// Holds the session for a sequence of jobs that must not interleave with
+    /// other callers' (a `BEGIN` ... `COMMIT` on a session without a
+    /// transaction). Not re-entrant: take it once per sequence.
+    pub fn turn(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.inner
+            .turn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether [`end`](Self::end) was called.
+    pub fn is_ended(&self) -> bool {
+        self.inner.ended.load(Ordering::SeqCst)
+    }
+
+    fn send(&self, job: Job) -> Result<()> {
+        if self.is_ended() {
+            return Err(Error::InvalidInput(
+                "this PostgreSQL transaction has ended; start a new one".into(),
+            ));
+        }
+        self.inner.jobs.send(Msg::Job(job)).map_err(|_| self.gone())
+    }
+
+    fn gone(&self) -> Error {
+        Error::Other(format!(
+            "the PostgreSQL session with {} ended (its connection closed)",
+            self.inner.endpoint
+        ))
+    }
+
+    /// Runs `f` on the session's connection and returns what it returns.
+    pub async fn run<R, F>(&self, f: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut PgConnection) -> BoxFuture<'c, Result<R>> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        self.send(Box::new(move |conn| {
+            Box::pin(async move {
+                let _ = tx.send(f(conn).await);
+            })
+        }))?;
+        rx.await.map_err(|_| self.gone())?
+    }
+
+    /// Runs `f` on the session's connection, blocking this thread until it
+    /// is done: for synchronous callers. The connection's own thread does the
+    /// work, so this is safe inside any Tokio runtime.
+    pub fn run_blocking<R, F>(&self, f: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: for<'c> FnOnce(&'c mut PgConnection) -> BoxFuture<'c, Result<R>> + Send + 'static,
+    {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.send(Box::new(move |conn| {
+            Box::pin(async move {
+                let _ = tx.send(f(conn).await);
+            })
+        }))?;
+        rx.recv().map_err(|_| self.gone())?
+    }
+
+    /// Ends the session: commits its transaction (`commit`) or rolls it back,
+    /// and closes the connection. Later jobs are refused. Ending twice is no error.
+    pub async fn end(&self, commit: bool) -> Result<()> {
+        if self.inner.ended.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let (tx, rx) = oneshot::channel();
+        self.inner
+            .jobs
+            .send(Msg::End(commit, tx))
+            .map_err(|_| self.gone())?;
+        rx.await.map_err(|_| self.gone())?
+    }
+
+    /// Rolls back without waiting (for `Drop`).
+    pub fn abandon(&self) {
+        if !self.inner.ended.swap(true, Ordering::SeqCst) {
+            let (tx, _rx) = oneshot::channel();
+            let _ = self.inner.jobs.send(Msg::End(false, tx));
+        }
+    }
+}
+
+/// Runs jobs until the session ends; returns how it ended (`None`: every
+/// handle was dropped).
+async fn serve(
+    conn: &mut PgConnection,
+    inbox: &mut mpsc::UnboundedReceiver<Msg>,
+) -> Option<(bool, oneshot::Sender<Result<()>>)> {
+    while let Some(msg) = inbox.recv().await {
+        match msg {
+            Msg::Job(job) => job(conn).await,
+            Msg::End(commit, reply) => return Some((commit, reply)),
+        }
+    }
+    None
+}
+
+fn pg(endpoint: &str, what: &str, e: sqlx::Error) -> Error {
+    Error::provider(
+        PROVIDER,
+        format!("{what} on PostgreSQL at {endpoint}: {e}"),
+        e,
+    )
+}
+
+fn connect_error(endpoint: &str, e: sqlx::Error) -> Error {
+    Error::provider(
+        PROVIDER,
+        format!("cannot connect to PostgreSQL at {endpoint}: {e}"),
+        e,
+    )
+}
