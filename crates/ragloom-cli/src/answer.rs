@@ -1,13 +1,12 @@
 //! Answering: retrieve with BM25 (and vectors, when the index has them),
 //! then either generate an answer with the LLM or show the best passages.
 
+use crate::backend::Index;
 use crate::error::CliError;
 use crate::out;
 use crate::source::Source;
-use crate::store::{self, IndexDir};
 use crate::ui::Ui;
 use futures::StreamExt;
-use ragloom::indices::VectorStoreIndex;
 use ragloom::node_parser::PunktSentenceTokenizer;
 use ragloom::query_engine::{QueryEngine, RetrieverQueryEngine};
 use ragloom::retrievers::Bm25Tokenizer;
@@ -54,7 +53,8 @@ pub struct Answer {
     pub answer: Option<String>,
     /// `llm` or `passages`.
     pub mode: &'static str,
-    /// `bm25` or `hybrid`.
+    /// `bm25` (the embedded store's keyword index), `fulltext`
+    /// (PostgreSQL's) or `hybrid` (either fused with vectors).
     pub retrieval: &'static str,
     pub sources: Vec<Passage>,
 }
@@ -64,7 +64,7 @@ impl Engine {
     /// is loaded but what the retrievers read per query.
     pub async fn open(
         source: Source,
-        index: &IndexDir,
+        index: &Index,
         spec: &ProviderSpec,
         top_k: usize,
         ui: &Ui,
@@ -75,29 +75,23 @@ impl Engine {
                 format!("run `ragloom ingest {}` first", source.key),
             )
         };
-        let store = index.open_live()?.ok_or_else(nothing)?;
-        let manifest = store::read_manifest(&store.kv())?.ok_or_else(nothing)?;
+        let build = index.open_live(false, false).await?.ok_or_else(nothing)?;
+        let manifest = build.manifest()?.ok_or_else(nothing)?;
         if manifest.last_ingest.nodes_total == 0 {
             return Err(CliError::no_input(
                 format!("the index of {} holds no text", source.key),
                 "add readable files to the folder and ingest it again",
             ));
         }
-        let bm25: Arc<dyn Retriever> = Arc::new(store.bm25_retriever().similarity_top_k(top_k));
-        let mut retriever = bm25.clone();
-        let mut retrieval = "bm25";
+        let (keyword, mut retrieval) = build.keyword_retriever(top_k)?;
+        let mut retriever = keyword.clone();
         let built = &manifest.settings.embed;
         if *built != ragloom::EmbedSpec::None {
             if *built == spec.embed {
                 if let Some(embed) = spec.embed.build()? {
-                    let index = VectorStoreIndex::builder(embed)
-                        .storage_context(store.storage_context())
-                        .load_or_create()
-                        .await?;
-                    let dense: Arc<dyn Retriever> =
-                        Arc::new(index.as_retriever().similarity_top_k(top_k));
+                    let dense = build.dense_retriever(embed, top_k).await?;
                     retriever = Arc::new(
-                        QueryFusionRetriever::builder(vec![dense, bm25])
+                        QueryFusionRetriever::builder(vec![dense, keyword])
                             .mode(FusionMode::ReciprocalRank)
                             .num_queries(1)
                             .similarity_top_k(top_k)
@@ -107,7 +101,7 @@ impl Engine {
                 }
             } else {
                 ui.warn(&format!(
-                    "the index was embedded with {} but {} is configured: using BM25 only (ingest again to re-embed)",
+                    "the index was embedded with {} but {} is configured: using keyword retrieval only (ingest again to re-embed)",
                     built.label(),
                     spec.embed.label()
                 ));

@@ -29,6 +29,13 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = "RAGLOOM_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// Where indexes live: `embedded` (SQLite files under the persist
+    /// folder, the default) or a PostgreSQL URL with pgvector, e.g.
+    /// postgres://user@host:5432/db (`?schema=NAME` picks the schema). Also
+    /// RAGLOOM_STORE, or `store = "..."` in the config file.
+    #[arg(long, global = true, value_name = "STORE")]
+    pub store: Option<String>,
+
     /// The LLM: none, openai, openai-like, ollama or candle.
     #[arg(long, global = true, value_name = "PROVIDER")]
     pub llm: Option<String>,

@@ -16,6 +16,9 @@ pub struct ConfigFile {
     pub llm: Option<LlmSpec>,
     #[serde(default)]
     pub embed: Option<EmbedSpec>,
+    /// Where indexes live (see `--store`).
+    #[serde(default)]
+    pub store: Option<String>,
 }
 
 /// The default config file: `<config dir>/ragloom/config.toml`.
@@ -41,7 +44,7 @@ pub fn read_config(path: &Path, required: bool) -> Result<ConfigFile, CliError> 
     toml::from_str(&text).map_err(|e| {
         CliError::config(
             format!("config file {} is not valid: {e}", path.display()),
-            "it takes [llm] and [embed] tables, e.g. [llm] provider = \"ollama\" model = \"llama3.2\"",
+            "it takes `store = \"...\"` and [llm] and [embed] tables, e.g. [llm] provider = \"ollama\" model = \"llama3.2\"",
         )
     })
 }

@@ -1,9 +1,9 @@
 //! `ragloom export --llamaindex DIR`: the live index of a source written as
 //! LlamaIndex's storage folder, which Python's `load_index_from_storage` loads.
 
+use crate::backend::Build;
 use crate::error::{CliError, exit};
 use ragloom::data_structs::{IndexDict, IndexStruct};
-use ragloom::sqlite::SqliteStore;
 use ragloom::storage::docstore::{
     DEFAULT_COLLECTION_DATA_SUFFIX, DEFAULT_METADATA_COLLECTION_SUFFIX,
     DEFAULT_NAMESPACE as DOCSTORE, DEFAULT_REF_DOC_COLLECTION_SUFFIX, DocStore,
@@ -11,7 +11,6 @@ use ragloom::storage::docstore::{
 use ragloom::storage::index_store::{
     DEFAULT_COLLECTION_SUFFIX as INDEX_SUFFIX, DEFAULT_NAMESPACE as INDEX_STORE, IndexStore,
 };
-use ragloom::storage::kvstore::{KvBackend, SimpleKVStore};
 use ragloom::storage::{SimpleDocumentStore, SimpleIndexStore, StorageContext};
 use ragloom::vector_stores::{DEFAULT_VECTOR_STORE, VectorStore};
 use std::path::Path;
@@ -25,32 +24,11 @@ pub struct Exported {
     pub vectors: usize,
 }
 
-/// Copies `collections` of the SQLite store's kv table into a new in-memory
-/// kv store, values untouched, so hashes and ids are exactly the stored ones.
-fn copy_collections(
-    store: &SqliteStore,
-    collections: &[String],
-) -> ragloom::Result<Arc<SimpleKVStore>> {
-    let kv = Arc::new(SimpleKVStore::new());
-    store.kv().read(|from| {
-        kv.write(|to| {
-            for c in collections {
-                let all = from.get_all(c)?.into_owned();
-                for (key, value) in all {
-                    to.put(&key, value, c)?;
-                }
-            }
-            Ok(())
-        })
-    })?;
-    Ok(kv)
-}
-
-/// Writes `store`'s index under `dir` in LlamaIndex's layout (docstore.json,
+/// Writes `build`'s index under `dir` in LlamaIndex's layout (docstore.json,
 /// index_store.json, default__vector_store.json, image__vector_store.json,
 /// graph_store.json). An index built without embeddings gets an index
 /// struct listing its nodes and an empty vector store.
-pub async fn export_llamaindex(store: &SqliteStore, dir: &Path) -> Result<Exported, CliError> {
+pub async fn export_llamaindex(build: &Build, dir: &Path) -> Result<Exported, CliError> {
     if dir.exists()
         && std::fs::read_dir(dir)
             .map(|mut d| d.next().is_some())
@@ -70,11 +48,10 @@ pub async fn export_llamaindex(store: &SqliteStore, dir: &Path) -> Result<Export
     .iter()
     .map(|suffix| format!("{DOCSTORE}{suffix}"))
     .collect();
-    let docstore =
-        SimpleDocumentStore::from_kvstore(copy_collections(store, &doc_collections)?, None);
     let index_collection = vec![format!("{INDEX_STORE}{INDEX_SUFFIX}")];
-    let index_store =
-        SimpleIndexStore::from_kvstore(copy_collections(store, &index_collection)?, None);
+    let (doc_kv, index_kv, vectors) = build.to_simple(&doc_collections, &index_collection).await?;
+    let docstore = SimpleDocumentStore::from_kvstore(doc_kv, None);
+    let index_store = SimpleIndexStore::from_kvstore(index_kv, None);
     let nodes = docstore.docs().await?;
     if index_store.index_structs().await?.is_empty() {
         let mut dict = IndexDict::new();
@@ -85,7 +62,6 @@ pub async fn export_llamaindex(store: &SqliteStore, dir: &Path) -> Result<Export
             .add_index_struct(IndexStruct::IndexDict(dict))
             .await?;
     }
-    let vectors = store.vector_store().to_simple_vector_store().await?;
     let vector_count = vectors.len();
     let mut context = StorageContext::from_defaults();
     context.docstore = Arc::new(docstore);

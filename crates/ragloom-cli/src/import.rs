@@ -1,16 +1,18 @@
 //! `ragloom import DIR`: a storage folder LlamaIndex persisted becomes the
 //! live index of a source, written in one transaction of a new build.
 
+use crate::backend::Index;
 use crate::error::{CliError, exit};
 use crate::ingest::{IngestOptions, settings_for};
 use crate::source::Source;
-use crate::store::{self, IndexDir, IngestSummary, MANIFEST_FORMAT, Manifest};
+use crate::store::{IngestSummary, MANIFEST_FORMAT, Manifest};
+use crate::ui::Ui;
 use ragloom::ProviderSpec;
 use ragloom::data_structs::IndexStruct;
 use ragloom::storage::StorageContext;
 use ragloom::vector_stores::SimpleVectorStore;
 use std::path::Path;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 /// Reads the Python-written folder `dir` and makes it the live index of
 /// `source`, with the configured embedding model as the one its vectors
@@ -19,8 +21,9 @@ pub async fn import_llamaindex(
     dir: &Path,
     index_id: Option<&str>,
     source: &Source,
-    index: &IndexDir,
+    index: &Index,
     spec: &ProviderSpec,
+    ui: &Ui,
 ) -> Result<IngestSummary, CliError> {
     let started = Instant::now();
     let context = StorageContext::from_persist_dir(dir).await?;
@@ -104,19 +107,15 @@ pub async fn import_llamaindex(
     }
 
     // A build of its own: the next `ingest` of the source rebuilds from the
-    // files at the settings' usual file and replaces this one when complete.
-    let stamp = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    std::fs::create_dir_all(&index.dir)
-        .map_err(|e| ragloom::Error::io("creating", &index.dir, e))?;
-    let db_path = index.dir.join(format!(
-        "index-{}-import-{stamp}.sqlite",
-        settings.fingerprint()
-    ));
-    let store = store::open_build(&db_path, false)?;
-    let tx = store.begin().await?;
+    // files with the settings' usual build and replaces this one when complete.
+    let dim = nodes
+        .iter()
+        .find_map(|n| n.embedding.as_ref().map(Vec::len))
+        .unwrap_or(1);
+    let build = index
+        .open_build(None, &settings, true, false, || async { Ok(dim) })
+        .await?;
+    let tx = index.begin(&build, ui, false).await?;
     let target = tx.storage_context();
     target.docstore.add_documents(&nodes, true, true).await?;
     // Document hashes as Python recorded them, source documents included.
@@ -131,10 +130,10 @@ pub async fn import_llamaindex(
         .index_store
         .add_index_struct(IndexStruct::IndexDict(dict.clone()))
         .await?;
-    if embedded > 0 {
+    if embedded > 0 || tx.text_rows() {
         target.vector_store()?.add(&nodes).await?;
     }
-    tx.merge_keyword_index()?;
+    tx.finish_keyword_index()?;
     let summary = IngestSummary {
         documents: target.docstore.get_all_ref_doc_info().await?.len(),
         nodes_written: nodes.len(),
@@ -152,6 +151,6 @@ pub async fn import_llamaindex(
         listed_at_ns: 0,
         last_ingest: summary.clone(),
     };
-    store::commit_build(tx, &store, index, &db_path, &manifest).await?;
+    index.commit(tx, &manifest).await?;
     Ok(summary)
 }

@@ -7,11 +7,10 @@
 //! same plan applied to the docstore, whose keyword index follows it). A kill
 //! at any moment leaves the last commit; a second ingest waits for the first.
 
+use crate::backend::{self, Index};
 use crate::error::{CliError, exit};
 use crate::source::{Source, SourceKind};
-use crate::store::{
-    self, BuildSettings, FileRecord, IndexDir, IngestSummary, MANIFEST_FORMAT, Manifest,
-};
+use crate::store::{BuildSettings, FileRecord, IngestSummary, MANIFEST_FORMAT, Manifest};
 use crate::ui::Ui;
 use ragloom::indices::VectorStoreIndex;
 use ragloom::indices::{RefreshPlan, record_hashes};
@@ -24,7 +23,7 @@ use ragloom::{Embedding, Node, ProviderSpec, SentenceSplitter};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// The splitter's defaults (LlamaIndex's `SentenceSplitter`).
 pub const DEFAULT_CHUNK_SIZE: usize = 1024;
@@ -124,6 +123,9 @@ enum Writer {
     Text {
         context: StorageContext,
         transformations: Vec<Arc<dyn TransformComponent>>,
+        /// The nodes also go to the vector store, without embeddings (where
+        /// the store's full text is the keyword index).
+        text_rows: bool,
     },
 }
 
@@ -135,6 +137,7 @@ impl Writer {
             Writer::Text {
                 context,
                 transformations,
+                text_rows,
             } => {
                 let docstore = &context.docstore;
                 let RefreshPlan {
@@ -147,6 +150,9 @@ impl Writer {
                 let nodes =
                     run_transformations_parallel(to_write, transformations, workers()).await?;
                 docstore.add_documents(&nodes, true, true).await?;
+                if *text_rows {
+                    context.vector_store()?.add(&nodes).await?;
+                }
                 record_hashes(docstore.as_ref(), &hashes).await?;
                 Ok(written)
             }
@@ -157,11 +163,16 @@ impl Writer {
     async fn delete(&self, ids: &[String]) -> ragloom::Result<()> {
         match self {
             Writer::Vectors(index) => index.delete_ref_docs(ids, true).await,
-            Writer::Text { context, .. } => {
+            Writer::Text {
+                context, text_rows, ..
+            } => {
                 for id in ids {
                     match context.docstore.delete_ref_doc(id).await {
                         Ok(()) | Err(ragloom::Error::NotFound(_)) => {}
                         Err(e) => return Err(e),
+                    }
+                    if *text_rows {
+                        context.vector_store()?.delete(id).await?;
                     }
                 }
                 Ok(())
@@ -220,54 +231,23 @@ pub fn settings_for(
     })
 }
 
-/// Starts the ingest's transaction, saying so when another ingest makes it wait.
-async fn begin(
-    store: &SqliteStore,
-    ui: &Ui,
-) -> Result<ragloom::sqlite::SqliteTransaction, CliError> {
-    let begin = store.begin();
-    tokio::pin!(begin);
-    let result = tokio::select! {
-        r = &mut begin => r,
-        () = tokio::time::sleep(Duration::from_secs(1)) => {
-            ui.note("waiting for another ingest of this folder to finish ...");
-            begin.await
-        }
-    };
-    result.map_err(|e| {
-        if e.to_string().contains("another process is writing") {
-            CliError::new(
-                exit::FAILURE,
-                "another ingest of this folder is running",
-                "wait for it to finish, or run without --no-wait to wait for it",
-            )
-        } else {
-            e.into()
-        }
-    })
-}
-
 /// Ingests `source` into `index`.
 pub async fn ingest(
     source: &Source,
-    index: &IndexDir,
+    index: &Index,
     spec: &ProviderSpec,
     opts: &IngestOptions,
     ui: &Ui,
 ) -> Result<IngestSummary, CliError> {
     let started = Instant::now();
-    // The live build, opened once: with unchanged settings it is the file
-    // this ingest writes. A pointer to a vanished file means a rebuild.
-    let live = match index.live_db()? {
-        Some(path) if path.exists() => Some(store::open_build(&path, opts.no_wait)?),
-        _ => None,
-    };
+    // The live build, opened once: with unchanged settings it is the build
+    // this ingest writes. An embedded pointer to a vanished file means a rebuild.
+    let live = index.open_live(opts.no_wait, true).await?;
     let live_manifest = match &live {
-        Some(store) => store::read_manifest(&store.kv())?,
+        Some(build) => build.manifest()?,
         None => None,
     };
     let settings = settings_for(opts, spec, live_manifest.as_ref())?;
-    let db_path = index.db_path(&settings);
     if let Some(m) = live_manifest.as_ref().filter(|m| m.settings != settings) {
         ui.note(&format!(
             "the settings changed ({}): building a new index beside the current one; it replaces it once complete",
@@ -279,21 +259,21 @@ pub async fn ingest(
     // come, so a failed or killed ingest keeps the embedding work done.
     let embed: Option<Arc<dyn Embedding>> = match spec.embed.build()? {
         Some(inner) => {
-            let cache = SqliteStore::open(index.embeddings_path())?;
+            let cache = SqliteStore::open(index.dir.embeddings_path())?;
             let key = serde_json::to_string(&spec.embed).map_err(ragloom::Error::from)?;
             Some(Arc::new(CachedEmbedding::new(inner, cache, key)))
         }
         None => None,
     };
 
-    let store = match live {
-        Some(live) if live.path() == db_path => live,
-        _ => store::open_build(&db_path, opts.no_wait)?,
-    };
-    let tx = begin(&store, ui).await?;
-    let kv = tx.kv();
-    let manifest = store::read_manifest(&kv)?;
-    let previous = store::read_files(&kv)?;
+    let build = index
+        .open_build(live, &settings, false, opts.no_wait, || {
+            backend::probe_dim(embed.as_ref())
+        })
+        .await?;
+    let tx = index.begin(&build, ui, opts.no_wait).await?;
+    let manifest = tx.read_manifest()?;
+    let previous = tx.read_files()?;
     let listed_at_ns = nanos(SystemTime::now());
     let (listed, unlisted) = list(source)?;
     // Racy files (modified in the second the last listing ran, or later) are read again.
@@ -355,11 +335,13 @@ pub async fn ingest(
             .chunk_size(settings.chunk_size)
             .chunk_overlap(settings.chunk_overlap),
     );
-    let context = tx.storage_context().clone();
+    let context = tx.storage_context();
     let writer = match &embed {
         Some(e) => Writer::Vectors(
             VectorStoreIndex::builder(e.clone())
                 .storage_context(context)
+                // Nodes in the docstore too, where the vector store keeps text.
+                .store_nodes_override(true)
                 .transformations(vec![splitter])
                 .num_workers(workers())
                 .show_progress(ui.progress())
@@ -369,6 +351,7 @@ pub async fn ingest(
         None => Writer::Text {
             context,
             transformations: vec![splitter],
+            text_rows: tx.text_rows(),
         },
     };
 
@@ -493,8 +476,8 @@ pub async fn ingest(
             "the index is kept as it was; to empty it, ingest with --prune",
         ));
     }
-    store::write_files(&kv, &records, &gone)?;
-    tx.merge_keyword_index()?;
+    tx.write_files(&records, &gone)?;
+    tx.finish_keyword_index()?;
     summary.millis = started.elapsed().as_millis() as u64;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let manifest = Manifest {
@@ -506,7 +489,7 @@ pub async fn ingest(
         listed_at_ns,
         last_ingest: summary.clone(),
     };
-    store::commit_build(tx, &store, index, &db_path, &manifest).await?;
+    index.commit(tx, &manifest).await?;
     Ok(summary)
 }
 

@@ -3,6 +3,7 @@
 
 mod answer;
 mod args;
+mod backend;
 mod chat;
 mod config;
 mod error;
@@ -15,13 +16,14 @@ mod store;
 mod ui;
 
 use args::{Cli, Command, FolderArg};
+use backend::{Index, StoreLocation};
 use clap::Parser;
 use error::{CliError, exit};
 use ragloom::ProviderSpec;
 use source::Source;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use store::{IndexDir, IngestSummary};
+use store::IngestSummary;
 use ui::Ui;
 
 fn main() -> ExitCode {
@@ -61,13 +63,15 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         verbose: g.verbose,
     };
     let root = store::persist_root(g.persist_dir.as_deref())?;
-    let spec = providers(g)?;
+    let (spec, location) = providers(g)?;
     ui.detail(&format!(
-        "persist root: {}; llm: {}; embedding: {}",
+        "persist root: {}; store: {}; llm: {}; embedding: {}",
         root.display(),
+        location.label(),
         spec.llm.label(),
         spec.embed.label()
     ));
+    let index_of = |source: &Source| Index::new(&root, source, location.clone());
     match &cli.command {
         Command::Rag(a) => {
             if a.question.is_none() && !a.chat && a.files.is_none() {
@@ -78,9 +82,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 ));
             }
             let source = source_of(&root, a.files.as_deref())?;
-            let index = IndexDir::for_source(&root, &source);
+            let index = index_of(&source);
             if a.clear {
-                index.clear()?;
+                index.clear().await?;
                 ui.note(&format!("cleared the index of {}", source.key));
             }
             if a.files.is_some() {
@@ -104,14 +108,14 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Ingest(a) => {
             let source = Source::resolve(&a.files)?;
-            let index = IndexDir::for_source(&root, &source);
+            let index = index_of(&source);
             let summary = run_ingest(&source, &index, &spec, &a.ingest.options(), &ui).await?;
             store::remember_last(&root, &source)?;
             report_ingest(&source, &summary, &ui)
         }
         Command::Query(a) => {
             let source = source_of(&root, a.folder.files.as_deref())?;
-            let index = IndexDir::for_source(&root, &source);
+            let index = index_of(&source);
             let engine = answer::Engine::open(source, &index, &spec, g.top_k, &ui).await?;
             let answer = engine.answer(&a.question, &ui).await?;
             if ui.json {
@@ -121,13 +125,13 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Chat(FolderArg { files }) => {
             let source = source_of(&root, files.as_deref())?;
-            let index = IndexDir::for_source(&root, &source);
+            let index = index_of(&source);
             let engine = answer::Engine::open(source, &index, &spec, g.top_k, &ui).await?;
             chat::chat(&engine, &ui).await
         }
         Command::Status(FolderArg { files }) => {
             let source = source_of(&root, files.as_deref())?;
-            status(&source, &IndexDir::for_source(&root, &source), &spec, &ui).await
+            status(&source, &index_of(&source), &spec, &ui).await
         }
         Command::Import(args::ImportArgs {
             dir,
@@ -135,9 +139,10 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             index_id,
         }) => {
             let source = source_of(&root, Some(files))?;
-            let index = IndexDir::for_source(&root, &source);
+            let index = index_of(&source);
             let summary =
-                import::import_llamaindex(dir, index_id.as_deref(), &source, &index, &spec).await?;
+                import::import_llamaindex(dir, index_id.as_deref(), &source, &index, &spec, &ui)
+                    .await?;
             store::remember_last(&root, &source)?;
             if ui.json {
                 return chat::print_json(
@@ -154,15 +159,16 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Export(args::ExportArgs { llamaindex, files }) => {
             let source = source_of(&root, files.as_deref())?;
-            let store = IndexDir::for_source(&root, &source)
-                .open_live()?
+            let build = index_of(&source)
+                .open_live(false, false)
+                .await?
                 .ok_or_else(|| {
                     CliError::no_input(
                         format!("nothing is ingested for {}", source.key),
                         format!("run `ragloom ingest {}` first", source.key),
                     )
                 })?;
-            let done = export::export_llamaindex(&store, llamaindex).await?;
+            let done = export::export_llamaindex(&build, llamaindex).await?;
             if ui.json {
                 return chat::print_json(&serde_json::json!({ "export": done }));
             }
@@ -174,8 +180,8 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
-/// Providers from flags, environment and config file.
-fn providers(g: &args::GlobalArgs) -> Result<ProviderSpec, CliError> {
+/// Providers and the store, from flags, environment and config file.
+fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, StoreLocation), CliError> {
     let (path, required): (Option<PathBuf>, bool) = match &g.config {
         Some(p) => (Some(p.clone()), true),
         None => (config::default_config_path(), false),
@@ -184,11 +190,17 @@ fn providers(g: &args::GlobalArgs) -> Result<ProviderSpec, CliError> {
         Some(p) => config::read_config(&p, required)?,
         None => config::ConfigFile::default(),
     };
-    config::resolve(
-        g,
-        |k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()),
-        file,
-    )
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let store = g
+        .store
+        .clone()
+        .or_else(|| env("RAGLOOM_STORE"))
+        .or(file.store.clone());
+    let location = match store {
+        Some(s) => StoreLocation::parse(&s)?,
+        None => StoreLocation::Embedded,
+    };
+    Ok((config::resolve(g, env, file)?, location))
 }
 
 /// The source named by `--files`, else the one used last.
@@ -207,7 +219,7 @@ fn source_of(root: &Path, files: Option<&str>) -> Result<Source, CliError> {
 
 async fn run_ingest(
     source: &Source,
-    index: &IndexDir,
+    index: &Index,
     spec: &ProviderSpec,
     opts: &ingest::IngestOptions,
     ui: &Ui,
@@ -238,7 +250,7 @@ fn report_ingest(source: &Source, summary: &IngestSummary, ui: &Ui) -> Result<()
 
 async fn status(
     source: &Source,
-    index: &IndexDir,
+    index: &Index,
     spec: &ProviderSpec,
     ui: &Ui,
 ) -> Result<(), CliError> {
@@ -248,26 +260,26 @@ async fn status(
             format!("run `ragloom ingest {}`", source.key),
         )
     };
-    let store = index.open_live()?.ok_or_else(nothing)?;
-    let manifest = store::read_manifest(&store.kv())?.ok_or_else(nothing)?;
-    let refs = {
-        use ragloom::storage::docstore::DocStore;
-        store.docstore().get_all_ref_doc_info().await?
-    };
+    let build = index.open_live(false, false).await?.ok_or_else(nothing)?;
+    let manifest = build.manifest()?.ok_or_else(nothing)?;
+    let refs = build.docstore().get_all_ref_doc_info().await?;
     let node_count: usize = refs.values().map(|r| r.node_ids.len()).sum();
-    let size = index.size_bytes();
+    let info = build.info(index).await?;
     if ui.json {
         return chat::print_json(&serde_json::json!({
             "source": manifest.source,
-            "store": {"kind": "sqlite", "path": store.path(), "size_bytes": size},
-            "index_dir": index.dir,
-            "size_bytes": size,
+            "store": info,
+            "index_dir": index.dir.dir,
+            "size_bytes": info.size_bytes,
             "documents": refs.len(),
             "nodes": node_count,
             "embed": manifest.settings.embed,
             "chunk_size": manifest.settings.chunk_size,
             "chunk_overlap": manifest.settings.chunk_overlap,
-            "schema_version": store.schema_version()?,
+            "schema_version": match &build {
+                backend::Build::Sqlite(s) => Some(s.schema_version()?),
+                backend::Build::Postgres(..) => None,
+            },
             "llm": spec.llm,
             "created": manifest.created,
             "updated": manifest.updated,
@@ -276,19 +288,29 @@ async fn status(
     }
     let l = &manifest.last_ingest;
     out::line(format!("source:      {}", manifest.source))?;
-    out::line(format!(
-        "index:       {} ({})",
-        index.dir.display(),
-        human_bytes(size)
-    ))?;
-    out::line(format!(
-        "store:       embedded SQLite, {}",
-        store
-            .path()
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    ))?;
+    match info.kind {
+        "sqlite" => {
+            out::line(format!(
+                "index:       {} ({})",
+                index.dir.dir.display(),
+                human_bytes(info.size_bytes)
+            ))?;
+            out::line(format!(
+                "store:       embedded SQLite, {}",
+                std::path::Path::new(&info.path)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ))?;
+        }
+        _ => {
+            out::line(format!(
+                "store:       PostgreSQL {} ({})",
+                info.path,
+                human_bytes(info.size_bytes)
+            ))?;
+        }
+    }
     out::line(format!(
         "documents:   {} ({} nodes)",
         refs.len(),
@@ -297,7 +319,10 @@ async fn status(
     out::line(format!(
         "embedding:   {}",
         match manifest.settings.embed {
-            ragloom::EmbedSpec::None => "none (BM25 retrieval)".to_string(),
+            ragloom::EmbedSpec::None => match info.kind {
+                "sqlite" => "none (BM25 retrieval)".to_string(),
+                _ => "none (full-text retrieval)".to_string(),
+            },
             ref e => format!("{} (hybrid retrieval)", e.label()),
         }
     ))?;

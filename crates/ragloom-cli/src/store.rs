@@ -17,7 +17,7 @@
 use crate::error::{CliError, exit};
 use crate::source::Source;
 use ragloom::EmbedSpec;
-use ragloom::sqlite::{SqliteKv, SqliteOptions, SqliteStore};
+use ragloom::sqlite::{SqliteOptions, SqliteStore};
 use ragloom::storage::kvstore::{KvBackend, KvValue};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -225,19 +225,6 @@ impl IndexDir {
         Ok(())
     }
 
-    /// Opens the live build, `None` if nothing was ingested yet.
-    pub fn open_live(&self) -> Result<Option<SqliteStore>, CliError> {
-        match self.live_db()? {
-            Some(path) if path.exists() => Ok(Some(SqliteStore::open(&path)?)),
-            Some(path) => Err(CliError::new(
-                exit::FAILURE,
-                format!("the index file {} is missing", path.display()),
-                "rebuild the index with `ragloom rag --clear --files ...`",
-            )),
-            None => Ok(None),
-        }
-    }
-
     /// Removes the whole index folder (`--clear`).
     pub fn clear(&self) -> Result<(), CliError> {
         match std::fs::remove_dir_all(&self.dir) {
@@ -295,7 +282,7 @@ fn encode<T: Serialize>(v: &T) -> ragloom::Result<KvValue> {
 }
 
 /// The manifest stored in a build, if any.
-pub fn read_manifest(kv: &SqliteKv) -> ragloom::Result<Option<Manifest>> {
+pub fn read_manifest<B: KvBackend>(kv: &B) -> ragloom::Result<Option<Manifest>> {
     kv.read(|t| {
         t.get("manifest", MANIFEST)?
             .map(|v| decode("manifest", v.into_owned()))
@@ -304,7 +291,7 @@ pub fn read_manifest(kv: &SqliteKv) -> ragloom::Result<Option<Manifest>> {
 }
 
 /// Writes the manifest (inside the ingest's transaction).
-pub fn write_manifest(kv: &SqliteKv, manifest: &Manifest) -> ragloom::Result<()> {
+pub fn write_manifest<B: KvBackend>(kv: &B, manifest: &Manifest) -> ragloom::Result<()> {
     let value = encode(manifest)?;
     kv.write(|t| t.put("manifest", value, MANIFEST))
 }
@@ -318,7 +305,7 @@ pub async fn commit_build(
     db_path: &Path,
     manifest: &Manifest,
 ) -> Result<(), CliError> {
-    write_manifest(&tx.kv(), manifest)?;
+    write_manifest(&*tx.kv(), manifest)?;
     tx.commit().await?;
     // The writer pays for its own log: the first query after it would
     // otherwise copy it into the file (a gigabyte after a large ingest).
@@ -327,7 +314,7 @@ pub async fn commit_build(
 }
 
 /// Every file the last ingest saw, by path.
-pub fn read_files(kv: &SqliteKv) -> ragloom::Result<BTreeMap<String, FileRecord>> {
+pub fn read_files<B: KvBackend>(kv: &B) -> ragloom::Result<BTreeMap<String, FileRecord>> {
     kv.read(|t| {
         t.get_all(FILES)?
             .iter()
@@ -337,8 +324,8 @@ pub fn read_files(kv: &SqliteKv) -> ragloom::Result<BTreeMap<String, FileRecord>
 }
 
 /// Records files as read now, and forgets `gone` ones (inside the ingest's transaction).
-pub fn write_files(
-    kv: &SqliteKv,
+pub fn write_files<B: KvBackend>(
+    kv: &B,
     seen: &[(String, FileRecord)],
     gone: &[String],
 ) -> ragloom::Result<()> {

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `ragloom` binary on temporary folders: incremental
 //! ingest (checked through `status`), `--json` output, the offline answer,
-//! errors and exit codes.
+//! errors and exit codes; each store test runs again with every index in
+//! PostgreSQL (module `postgres`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,7 +10,7 @@ use std::path::Path;
 
 mod common;
 use assert_cmd::Command;
-use common::{json_of, ragloom, ragloom_process, status};
+use common::{json_of, postgres_mode, ragloom, ragloom_process, status};
 
 fn corpus(dir: &Path) {
     std::fs::create_dir_all(dir.join("notes")).unwrap();
@@ -51,9 +52,17 @@ fn ingest_is_incremental() {
     assert_eq!(s["last_ingest"]["unchanged"], 2, "{s}");
     assert_eq!(s["last_ingest"]["nodes_written"], 0, "{s}");
     assert_eq!(s["documents"], 2, "{s}");
-    assert_eq!(s["store"]["kind"], "sqlite", "{s}");
-    let db = s["store"]["path"].as_str().unwrap();
-    assert!(db.ends_with(".sqlite") && Path::new(db).exists(), "{s}");
+    if postgres_mode() {
+        assert_eq!(s["store"]["kind"], "postgres", "{s}");
+        assert!(
+            s["store"]["path"].as_str().unwrap().contains("_docstore"),
+            "{s}"
+        );
+    } else {
+        assert_eq!(s["store"]["kind"], "sqlite", "{s}");
+        let db = s["store"]["path"].as_str().unwrap();
+        assert!(db.ends_with(".sqlite") && Path::new(db).exists(), "{s}");
+    }
     assert!(s["store"]["size_bytes"].as_u64().unwrap() > 0, "{s}");
     let nodes_before = s["nodes"].as_u64().unwrap();
 
@@ -135,7 +144,8 @@ fn offline_rag_answers_with_passages_from_the_right_file() {
         .success();
     let a = json_of(&out.get_output().stdout);
     assert_eq!(a["mode"], "passages");
-    assert_eq!(a["retrieval"], "bm25");
+    let keyword = if postgres_mode() { "fulltext" } else { "bm25" };
+    assert_eq!(a["retrieval"], keyword);
     assert!(a["answer"].is_null());
     assert_eq!(a["sources"][0]["file"], "garden.md", "{a}");
     assert!(a["sources"][0]["score"].as_f64().unwrap() > 0.0);
@@ -303,15 +313,17 @@ fn a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun() {
     assert_eq!(a["retrieval"], "hybrid", "{a}");
     assert_eq!(a["sources"][0]["file"], "notes/boat.txt", "{a}");
 
-    // Without the model, the index answers with BM25 and says why.
+    // Without the model, the index answers with keywords alone and says why.
     let out = ragloom(home.path())
         .args(["query", "--json", "who serviced the engine?"])
         .assert()
         .success();
     let a = json_of(&out.get_output().stdout);
-    assert_eq!(a["retrieval"], "bm25", "{a}");
+    let keyword = if postgres_mode() { "fulltext" } else { "bm25" };
+    assert_eq!(a["retrieval"], keyword, "{a}");
+    assert_eq!(a["sources"][0]["file"], "notes/boat.txt", "{a}");
     let err = String::from_utf8_lossy(&out.get_output().stderr);
-    assert!(err.contains("using BM25 only"), "{err}");
+    assert!(err.contains("using keyword retrieval only"), "{err}");
 }
 
 /// The OpenAI-compatible server `.ci/setup/llm-server.sh` starts (llama.cpp
@@ -474,4 +486,57 @@ fn a_closed_output_pipe_ends_quietly_with_its_exit_code() {
         !stderr.contains("panicked") && !stderr.contains("error"),
         "{stderr}"
     );
+}
+
+/// The same tests with every index in PostgreSQL (`--store postgres://...`,
+/// a schema per test home), against the server `.ci/setup/postgres.sh` starts.
+mod postgres {
+    use crate::common::in_postgres;
+
+    #[test]
+    fn ingest_is_incremental() {
+        in_postgres(super::ingest_is_incremental);
+    }
+
+    #[test]
+    fn offline_rag_answers_with_passages_from_the_right_file() {
+        in_postgres(super::offline_rag_answers_with_passages_from_the_right_file);
+    }
+
+    #[test]
+    fn files_with_the_same_content_are_each_indexed() {
+        in_postgres(super::files_with_the_same_content_are_each_indexed);
+    }
+
+    #[test]
+    fn clear_rebuilds_from_scratch() {
+        in_postgres(super::clear_rebuilds_from_scratch);
+    }
+
+    #[test]
+    fn globs_select_files() {
+        in_postgres(super::globs_select_files);
+    }
+
+    #[test]
+    fn errors_are_one_line_with_a_hint_and_an_exit_code() {
+        in_postgres(super::errors_are_one_line_with_a_hint_and_an_exit_code);
+    }
+
+    #[cfg(feature = "huggingface")]
+    #[test]
+    fn a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun() {
+        in_postgres(super::a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun);
+    }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn a_configured_llm_generates_the_answer_with_its_sources() {
+        in_postgres(super::a_configured_llm_generates_the_answer_with_its_sources);
+    }
+
+    #[test]
+    fn chat_answers_each_line_and_ends_at_end_of_input() {
+        in_postgres(super::chat_answers_each_line_and_ends_at_end_of_input);
+    }
 }

@@ -1,12 +1,16 @@
 //! The command line's store and its guarantees: unchanged files are not read,
 //! failed reads and empty sources keep the index, new settings build beside
 //! the old index, one writer at a time, readers see the last commit, and a
-//! kill at any moment of an ingest leaves the old state or the new one.
+//! kill at any moment of an ingest leaves the old state or the new one. Each
+//! runs again with every index in PostgreSQL (module `postgres`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{json_of, live_db, ragloom, ragloom_process, status};
+use common::{
+    json_of, live_db, pg_connect, postgres_mode, ragloom, ragloom_process, schema_for, status,
+    store_for,
+};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,7 +66,28 @@ fn age(dir: &Path) {
     }
 }
 
+/// The builds of the index under `home`: its SQLite files, or in PostgreSQL
+/// mode the names of its builds' tables.
 fn index_files(home: &Path) -> Vec<String> {
+    if postgres_mode() {
+        let schema = schema_for(home);
+        let url = common::current_pg_url().unwrap();
+        let (rt, mut conn) = pg_connect(&url);
+        let mut names: Vec<String> = rt.block_on(async {
+            {
+                sqlx::query_scalar(
+                    "SELECT table_name::text FROM information_schema.tables \
+                     WHERE table_schema = $1 AND table_name LIKE 'data\\_rl\\_%\\_docstore'",
+                )
+                .bind(schema)
+                .fetch_all(&mut conn)
+                .await
+                .unwrap()
+            }
+        });
+        names.sort();
+        return names;
+    }
     let dir = live_db(home).parent().unwrap().to_path_buf();
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -195,19 +220,85 @@ fn new_settings_build_beside_and_replace_the_index_only_when_complete() {
     let s = status(home.path(), &data);
     assert_eq!(s["chunk_size"], 128, "{s}");
     assert!(s["nodes"].as_u64() > before["nodes"].as_u64(), "{s}");
-    let dir = live_db(home.path()).parent().unwrap().to_path_buf();
-    assert!(!dir.join(&old_files[0]).exists());
+    let now = index_files(home.path());
+    assert!(!now.is_empty() && !now.contains(&old_files[0]), "{now:?}");
     // A plain ingest keeps the index's settings.
     let again = ingest(home.path(), &data);
     assert_eq!(again["nodes_written"], 0, "{again}");
     assert_eq!(status(home.path(), &data)["chunk_size"], 128);
 }
 
-/// Holds the build's write lock from this process, as another ingest would.
-fn hold_write_lock(home: &Path) -> Connection {
-    let conn = Connection::open(live_db(home)).unwrap();
-    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-    conn
+/// The build's write lock held from this process, as another ingest would:
+/// SQLite's write transaction, or the source's PostgreSQL advisory lock in
+/// a transaction of its own.
+enum WriteLock {
+    Sqlite(Connection),
+    Postgres(tokio::runtime::Runtime, sqlx::PgConnection, String),
+}
+
+fn hold_write_lock(home: &Path, data: &Path) -> WriteLock {
+    if !postgres_mode() {
+        let conn = Connection::open(live_db(home)).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        return WriteLock::Sqlite(conn);
+    }
+    use sha2::{Digest, Sha256};
+    use sqlx::Connection as _;
+    let key = format!("ragloom-source:{}", data.canonicalize().unwrap().display());
+    let digest = Sha256::digest(key.as_bytes());
+    let lock = i64::from_be_bytes(digest[..8].try_into().unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = common::current_pg_url().unwrap();
+    let conn = rt.block_on(async {
+        let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("BEGIN").execute(&mut conn).await.unwrap();
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(lock)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn
+    });
+    WriteLock::Postgres(rt, conn, schema_for(home))
+}
+
+impl WriteLock {
+    /// Half of a write: every node gone, not committed.
+    fn delete_everything(&mut self) {
+        match self {
+            WriteLock::Sqlite(conn) => conn
+                .execute_batch("DELETE FROM kv; DELETE FROM bm25_postings; DELETE FROM bm25_docs;")
+                .unwrap(),
+            WriteLock::Postgres(rt, conn, schema) => rt.block_on(async {
+                let tables: Vec<String> = sqlx::query_scalar(
+                    "SELECT table_name::text FROM information_schema.tables \
+                     WHERE table_schema = $1 AND table_name LIKE 'data\\_rl\\_%'",
+                )
+                .bind(&*schema)
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap();
+                for t in tables {
+                    sqlx::raw_sql(&format!("DELETE FROM {schema}.{t}"))
+                        .execute(&mut *conn)
+                        .await
+                        .unwrap();
+                }
+            }),
+        }
+    }
+
+    fn release(self) {
+        match self {
+            WriteLock::Sqlite(conn) => conn.execute_batch("ROLLBACK").unwrap(),
+            WriteLock::Postgres(rt, mut conn, _) => rt.block_on(async {
+                sqlx::raw_sql("ROLLBACK").execute(&mut conn).await.unwrap();
+            }),
+        }
+    }
 }
 
 #[test]
@@ -218,7 +309,7 @@ fn a_second_writer_waits_or_with_no_wait_fails_at_once() {
     ingest(home.path(), &data);
     std::fs::write(data.join("new.txt"), "A heron stood in the reeds.").unwrap();
 
-    let lock = hold_write_lock(home.path());
+    let lock = hold_write_lock(home.path(), &data);
     let out = ragloom(home.path())
         .args(["ingest", "--no-wait"])
         .arg(&data)
@@ -236,7 +327,7 @@ fn a_second_writer_waits_or_with_no_wait_fails_at_once() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     assert!(waiting.try_wait().unwrap().is_none(), "it did not wait");
-    lock.execute_batch("ROLLBACK").unwrap();
+    lock.release();
     let out = waiting.wait_with_output().unwrap();
     assert!(out.status.success());
     assert_eq!(json_of(&out.stdout)["ingest"]["ingested"], 1);
@@ -251,14 +342,13 @@ fn queries_read_the_last_commit_while_a_write_is_open() {
     let before = query(home.path(), &data, "boat engine");
 
     // Half of a write: every node and posting gone, not committed.
-    let lock = hold_write_lock(home.path());
-    lock.execute_batch("DELETE FROM kv; DELETE FROM bm25_postings; DELETE FROM bm25_docs;")
-        .unwrap();
+    let mut lock = hold_write_lock(home.path(), &data);
+    lock.delete_everything();
     let during = query(home.path(), &data, "boat engine");
     assert_eq!(during["sources"], before["sources"]);
     let s = status(home.path(), &data);
     assert_eq!(s["documents"], 3, "{s}");
-    lock.execute_batch("ROLLBACK").unwrap();
+    lock.release();
 }
 
 /// A kv value as the store keeps it: TEXT, or (when long) a BLOB of raw deflate.
@@ -296,12 +386,34 @@ fn export(db: &Path) -> BTreeMap<String, String> {
         })
         .collect()
     };
-    let nodes = rows("docstore/data");
-    let meta = rows("docstore/metadata");
-    let infos = rows("docstore/ref_doc_info");
+    let keyword: BTreeSet<String> = conn
+        .prepare("SELECT node_id FROM bm25_docs")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    summarize(
+        &rows("docstore/data"),
+        &rows("docstore/metadata"),
+        &rows("docstore/ref_doc_info"),
+        rows("ragloom/files"),
+        keyword,
+    )
+}
+
+/// The state [`export`] compares, from a build's collections and the ids
+/// its keyword index holds.
+fn summarize(
+    nodes: &BTreeMap<String, Value>,
+    meta: &BTreeMap<String, Value>,
+    infos: &BTreeMap<String, Value>,
+    files: BTreeMap<String, Value>,
+    keyword: BTreeSet<String>,
+) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut in_infos = BTreeSet::new();
-    for (doc, info) in &infos {
+    for (doc, info) in infos {
         let hashes: Vec<String> = info["node_ids"]
             .as_array()
             .unwrap()
@@ -314,21 +426,14 @@ fn export(db: &Path) -> BTreeMap<String, String> {
             .collect();
         out.insert(format!("nodes of {doc}"), hashes.join(","));
     }
-    for (id, m) in &meta {
+    for (id, m) in meta {
         if m.get("ref_doc_id").is_none() {
             out.insert(format!("hash of {id}"), m["doc_hash"].to_string());
         }
     }
-    for (path, record) in rows("ragloom/files") {
+    for (path, record) in files {
         out.insert(format!("file {path}"), record["docs"].to_string());
     }
-    let keyword: BTreeSet<String> = conn
-        .prepare("SELECT node_id FROM bm25_docs")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
     let stored: BTreeSet<String> = nodes.keys().cloned().collect();
     assert_eq!(
         stored, in_infos,
@@ -336,6 +441,109 @@ fn export(db: &Path) -> BTreeMap<String, String> {
     );
     assert_eq!(stored, keyword, "docstore nodes and keyword index disagree");
     out
+}
+
+/// [`export`] of the live build under `home`, in either mode.
+fn state(home: &Path) -> BTreeMap<String, String> {
+    if postgres_mode() {
+        export_pg(home)
+    } else {
+        export(&live_db(home))
+    }
+}
+
+/// [`export`] for the live build in PostgreSQL: the docstore table's
+/// collections, and the vector table's rows standing for the keyword index.
+fn export_pg(home: &Path) -> BTreeMap<String, String> {
+    let schema = schema_for(home);
+    let url = common::current_pg_url().unwrap();
+    let (rt, mut conn) = pg_connect(&url);
+    let conn = &mut conn;
+    let (rows, vector_ids): (Vec<(String, String, String)>, Vec<String>) = rt.block_on(async {
+        {
+            let entry: String = sqlx::query_scalar(&format!(
+                "SELECT value::text FROM {schema}.data_ragloom_indexes"
+            ))
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+            let entry: Value = serde_json::from_str(&entry).unwrap();
+            let name = entry["name"].as_str().unwrap().to_string();
+            let rows = sqlx::query_as(&format!(
+                "SELECT namespace::text, key::text, value::text FROM {schema}.data_{name}_docstore"
+            ))
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap();
+            let ids =
+                sqlx::query_scalar(&format!("SELECT node_id::text FROM {schema}.data_{name}"))
+                    .fetch_all(&mut *conn)
+                    .await
+                    .unwrap();
+            (rows, ids)
+        }
+    });
+    let collection = |c: &str| -> BTreeMap<String, Value> {
+        rows.iter()
+            .filter(|(ns, _, _)| ns == c)
+            .map(|(_, k, v)| (k.clone(), serde_json::from_str(v).unwrap()))
+            .collect()
+    };
+    let keyword: BTreeSet<String> = vector_ids.into_iter().collect();
+    summarize(
+        &collection("docstore/data"),
+        &collection("docstore/metadata"),
+        &collection("docstore/ref_doc_info"),
+        collection("ragloom/files"),
+        keyword,
+    )
+}
+
+/// Copies the tables of `from`'s schema into `to`'s (replacing it), so a
+/// PostgreSQL home starts from another's state as a copied folder would.
+fn copy_schema(from: &Path, to: &Path) {
+    let (from, to_name) = (schema_for(from), schema_for(to));
+    store_for(to);
+    let url = common::current_pg_url().unwrap();
+    let (rt, mut conn) = pg_connect(&url);
+    let conn = &mut conn;
+    rt.block_on(async {
+        {
+            sqlx::raw_sql(&format!(
+                "DROP SCHEMA IF EXISTS {to_name} CASCADE; CREATE SCHEMA {to_name}"
+            ))
+            .execute(&mut *conn)
+            .await
+            .unwrap();
+            let tables: Vec<String> = sqlx::query_scalar(
+                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1",
+            )
+            .bind(&from)
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap();
+            for t in tables {
+                let columns: Vec<String> = sqlx::query_scalar(
+                    "SELECT quote_ident(column_name::text) FROM information_schema.columns \
+                     WHERE table_schema = $1 AND table_name = $2 AND is_generated = 'NEVER' \
+                     ORDER BY ordinal_position",
+                )
+                .bind(&from)
+                .bind(&t)
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap();
+                let cols = columns.join(", ");
+                sqlx::raw_sql(&format!(
+                    "CREATE TABLE {to_name}.\"{t}\" (LIKE {from}.\"{t}\" INCLUDING ALL); \
+                     INSERT INTO {to_name}.\"{t}\" ({cols}) SELECT {cols} FROM {from}.\"{t}\""
+                ))
+                .execute(&mut *conn)
+                .await
+                .unwrap();
+            }
+        }
+    });
 }
 
 /// A folder of `n` files cut from the books in examples/data, `edit`ing those in `edited`.
@@ -409,12 +617,12 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
     // The old state: 150 files; the new one: 50 deleted, 20 edited, 50 added.
     book_corpus(&data, 0..150, 0..0);
     ingest(&old_home, &data);
-    let old = export(&live_db(&old_home));
+    let old = state(&old_home);
     book_corpus(&data, 50..200, 100..120);
     let started = Instant::now();
     let full = ingest(&new_home, &data);
     let full_time = started.elapsed();
-    let new = export(&live_db(&new_home));
+    let new = state(&new_home);
     assert_ne!(old, new);
     assert!(full["nodes_total"].as_u64().unwrap() > 100, "{full}");
 
@@ -428,6 +636,9 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
     let (mut saw_old, mut saw_new) = (0, 0);
     for round in 0..rounds {
         copy_dir(&old_home, &home);
+        if postgres_mode() {
+            copy_schema(&old_home, &home);
+        }
         let delay =
             Duration::from_micros(rng.next() % (full_time.as_micros() as u64 * 11 / 10).max(1));
         let mut child = ragloom_process(&home)
@@ -441,7 +652,7 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
         let _ = child.kill();
         child.wait().unwrap();
 
-        let now = export(&live_db(&home));
+        let now = state(&home);
         if now == old {
             saw_old += 1;
         } else if now == new {
@@ -451,11 +662,48 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
         }
         // The next ingest completes and lands on the new state.
         ingest(&home, &data);
-        assert_eq!(
-            export(&live_db(&home)),
-            new,
-            "round {round}: the ingest after a kill"
-        );
+        assert_eq!(state(&home), new, "round {round}: the ingest after a kill");
     }
     eprintln!("kills: {saw_old} left the old state, {saw_new} the new one");
+}
+
+/// The same tests with every index in PostgreSQL (`--store postgres://...`,
+/// a schema per home folder), against the server `.ci/setup/postgres.sh` starts.
+mod postgres {
+    use crate::common::in_postgres;
+
+    #[test]
+    fn unchanged_files_are_not_read_again() {
+        in_postgres(super::unchanged_files_are_not_read_again);
+    }
+
+    #[test]
+    fn a_file_that_fails_to_read_keeps_its_nodes() {
+        in_postgres(super::a_file_that_fails_to_read_keeps_its_nodes);
+    }
+
+    #[test]
+    fn a_source_with_no_files_keeps_the_index_unless_pruned() {
+        in_postgres(super::a_source_with_no_files_keeps_the_index_unless_pruned);
+    }
+
+    #[test]
+    fn new_settings_build_beside_and_replace_the_index_only_when_complete() {
+        in_postgres(super::new_settings_build_beside_and_replace_the_index_only_when_complete);
+    }
+
+    #[test]
+    fn a_second_writer_waits_or_with_no_wait_fails_at_once() {
+        in_postgres(super::a_second_writer_waits_or_with_no_wait_fails_at_once);
+    }
+
+    #[test]
+    fn queries_read_the_last_commit_while_a_write_is_open() {
+        in_postgres(super::queries_read_the_last_commit_while_a_write_is_open);
+    }
+
+    #[test]
+    fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
+        in_postgres(super::an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one);
+    }
 }

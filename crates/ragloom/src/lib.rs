@@ -100,10 +100,13 @@ pub mod openai {
     pub use ragloom_llms_openai::*;
 }
 
-/// PostgreSQL with pgvector as a vector store, in LlamaIndex's table layout:
-/// [`postgres::PGVectorStore`] (the `ragloom-vector-stores-postgres` crate).
+/// PostgreSQL with pgvector, in LlamaIndex's table layouts:
+/// [`postgres::PGVectorStore`] (the `ragloom-vector-stores-postgres` crate)
+/// and a whole index with transactions, [`postgres::PostgresStore`] (the
+/// `ragloom-storage-postgres` crate).
 #[cfg(feature = "postgres")]
 pub mod postgres {
+    pub use ragloom_storage_postgres::*;
     pub use ragloom_vector_stores_postgres::*;
 }
 

@@ -1,5 +1,6 @@
 //! What the end-to-end tests share: the binary with no provider configured,
-//! its state in a temporary home, and JSON output parsed.
+//! its state in a temporary home, JSON output parsed, and the PostgreSQL mode
+//! that runs the same tests with every index on the server.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -21,7 +22,98 @@ const PROVIDER_VARS: &[&str] = &[
     "RAGLOOM_EMBED_MODEL_DIR",
     "RAGLOOM_PERSIST_DIR",
     "RAGLOOM_CONFIG",
+    "RAGLOOM_STORE",
 ];
+
+thread_local! {
+    /// The PostgreSQL server of the test running on this thread, if it runs
+    /// in PostgreSQL mode, and the schemas it made (dropped at its end).
+    static PG: std::cell::RefCell<Option<(String, Vec<String>)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The server the tests use in PostgreSQL mode: `RAGLOOM_TEST_PG_URL` (from
+/// `.ci/setup/postgres.sh`); `None` (after saying so) when unset outside CI.
+pub fn pg_url() -> Option<String> {
+    match std::env::var("RAGLOOM_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "RAGLOOM_TEST_PG_URL is unset: .ci/setup/postgres.sh should have started PostgreSQL"
+            );
+            eprintln!("skipped: RAGLOOM_TEST_PG_URL is unset (source .ci/setup/postgres.sh)");
+            None
+        }
+    }
+}
+
+/// Runs `test` with every `ragloom` it starts keeping its indexes in
+/// PostgreSQL, a schema per home folder; the schemas are dropped afterwards.
+/// Skips (outside CI) without a server.
+pub fn in_postgres(test: fn()) {
+    let Some(url) = pg_url() else { return };
+    PG.with(|p| *p.borrow_mut() = Some((url.clone(), Vec::new())));
+    struct Cleanup(String);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let schemas = PG.with(|p| p.borrow_mut().take().map(|(_, s)| s).unwrap_or_default());
+            for schema in schemas {
+                pg_execute(&self.0, &format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+            }
+        }
+    }
+    let _cleanup = Cleanup(url);
+    test();
+}
+
+/// Whether the running test is in PostgreSQL mode.
+pub fn postgres_mode() -> bool {
+    PG.with(|p| p.borrow().is_some())
+}
+
+/// The `--store` value for `home` in PostgreSQL mode (its schema recorded for cleanup).
+pub fn store_for(home: &Path) -> Option<String> {
+    PG.with(|p| {
+        let mut p = p.borrow_mut();
+        let (url, schemas) = p.as_mut()?;
+        let schema = schema_for(home);
+        if !schemas.contains(&schema) {
+            schemas.push(schema.clone());
+        }
+        let sep = if url.contains('?') { '&' } else { '?' };
+        Some(format!("{url}{sep}schema={schema}"))
+    })
+}
+
+/// The schema the indexes of `home` live in, in PostgreSQL mode.
+pub fn schema_for(home: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(home.display().to_string().as_bytes());
+    let hash: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("rl_cli_{hash}")
+}
+
+/// Runs `sql` (several statements allowed) on the server at `url`.
+pub fn pg_execute(url: &str, sql: &str) {
+    let (rt, mut conn) = pg_connect(url);
+    rt.block_on(sqlx::raw_sql(sql).execute(&mut conn)).unwrap();
+}
+
+/// A connection to `url` and the runtime to drive it on.
+pub fn pg_connect(url: &str) -> (tokio::runtime::Runtime, sqlx::PgConnection) {
+    use sqlx::Connection;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let conn = rt.block_on(sqlx::PgConnection::connect(url)).unwrap();
+    (rt, conn)
+}
+
+/// The PostgreSQL URL of the running test's server, in PostgreSQL mode.
+pub fn current_pg_url() -> Option<String> {
+    PG.with(|p| p.borrow().as_ref().map(|(u, _)| u.clone()))
+}
 
 /// The binary with no provider configured, its state under `home`.
 pub fn ragloom(home: &Path) -> Command {
@@ -39,6 +131,9 @@ pub fn ragloom_process(home: &Path) -> std::process::Command {
         .env("HOME", home)
         .arg("--persist-dir")
         .arg(home.join("store"));
+    if let Some(store) = store_for(home) {
+        cmd.arg("--store").arg(store);
+    }
     cmd
 }
 

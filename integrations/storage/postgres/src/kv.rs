@@ -68,6 +68,16 @@ pub(crate) fn create_statements(name: &KvTableName) -> Vec<String> {
 
 /// Creates the table (and its schema) if missing, in `conn`'s transaction if any.
 pub(crate) async fn create_table(conn: &mut PgConnection, name: &KvTableName) -> Result<()> {
+    // An existing table is left alone: even `CREATE INDEX IF NOT EXISTS`
+    // takes a lock that waits for an open writer, and readers never wait.
+    let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+        .bind(name.qualified())
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(|e| pg(&format!("looking up {}", name.display()), e))?;
+    if exists {
+        return Ok(());
+    }
     for ddl in create_statements(name) {
         sqlx::query(&ddl)
             .execute(&mut *conn)
@@ -107,6 +117,18 @@ impl PostgresKv {
             name: Arc::new(name),
             session,
         }
+    }
+
+    /// The table `name` on the server at `url`, on a connection of its own
+    /// without a transaction (each write is one); created if missing.
+    pub async fn connect(url: &str, name: KvTableName) -> Result<Self> {
+        let options = ragloom_vector_stores_postgres::connect_options(url)?;
+        let session = PgSession::connect(&options).await?;
+        let t = name.clone();
+        session
+            .run(move |conn| Box::pin(async move { create_table(conn, &t).await }))
+            .await?;
+        Ok(Self::new(session, name))
     }
 
     /// The table.

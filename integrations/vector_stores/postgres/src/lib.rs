@@ -33,5 +33,5 @@ mod text_search;
 pub use session::PgSession;
 pub use store::{
     DistanceMethod, HnswOptions, IvfFlatOptions, PGVectorStore, PGVectorStoreBuilder, PROVIDER,
-    VectorIndex,
+    VectorIndex, connect_options,
 };

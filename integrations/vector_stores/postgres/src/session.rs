@@ -110,7 +110,7 @@ impl PgSession {
                         }
                     };
                     let _ = ready.send(Ok(()));
-                    match serve(&mut *tx, &mut inbox).await {
+                    match serve(&mut tx, &mut inbox).await {
                         Some((true, reply)) => {
                             let out = tx.commit().await.map_err(|e| pg(&where_, "committing", e));
                             let _ = reply.send(out);

@@ -317,10 +317,7 @@ impl PGVectorStoreBuilder {
             .acquire_timeout(self.acquire_timeout);
         let (pool, connect_options) = match self.source {
             Source::Url(url) => {
-                let options = PgConnectOptions::from_str(&without_driver(&url)).map_err(|e| {
-                    // The URL may hold a password: name the problem, not the URL.
-                    Error::InvalidInput(format!("invalid PostgreSQL connection URL: {e}"))
-                })?;
+                let options = connect_options(&url)?;
                 (pool_options.connect_lazy_with(options.clone()), options)
             }
             Source::Options(options) => {
@@ -351,6 +348,14 @@ impl PGVectorStoreBuilder {
             table: OnceCell::new(),
         })
     }
+}
+
+/// Connection options from a URL (`postgres://user:password@host:port/db`;
+/// Python's `postgresql+psycopg2://` form is accepted too). The error never
+/// repeats the URL, which may hold a password.
+pub fn connect_options(url: &str) -> Result<PgConnectOptions> {
+    PgConnectOptions::from_str(&without_driver(url))
+        .map_err(|e| Error::InvalidInput(format!("invalid PostgreSQL connection URL: {e}")))
 }
 
 /// Python's drivers name themselves in the scheme (`postgresql+psycopg2://`,

@@ -1,0 +1,607 @@
+//! Where an index lives: the embedded store (one SQLite file per build under
+//! the persist folder) or PostgreSQL (`--store postgres://...`), behind one API.
+//!
+//! In PostgreSQL a build is three tables in LlamaIndex's layouts, named
+//! `rl_<source hash>_<settings fingerprint>`: `data_<name>` (PGVectorStore,
+//! with full text), `data_<name>_docstore` and `data_<name>_indexstore`. The
+//! table `data_ragloom_indexes` says which build is live for each source; it is
+//! updated in the ingest's own transaction, so a build becomes live whole.
+
+use crate::error::{CliError, exit};
+use crate::source::Source;
+use crate::store::{self, BuildSettings, FileRecord, IndexDir, Manifest};
+use crate::ui::Ui;
+use ragloom::indices::VectorStoreIndex;
+use ragloom::postgres::{KvTableName, PostgresKv, PostgresStore, PostgresTransaction};
+use ragloom::retrievers::Retriever;
+use ragloom::sqlite::{SqliteStore, SqliteTransaction};
+use ragloom::storage::StorageContext;
+use ragloom::storage::docstore::DocStore;
+use ragloom::storage::kvstore::{KvBackend, SimpleKVStore};
+use ragloom::vector_stores::{SimpleVectorStore, VectorStore, VectorStoreQueryMode};
+use ragloom::{Embedding, MockEmbedding};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where indexes are kept: `--store`, `RAGLOOM_STORE` or the config file's `store`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum StoreLocation {
+    /// SQLite files under the persist folder (the default).
+    #[default]
+    Embedded,
+    /// A PostgreSQL server with pgvector; tables in `schema`.
+    Postgres { url: String, schema: String },
+}
+
+impl StoreLocation {
+    /// `embedded` (or `sqlite`), or a `postgres://` URL; a `schema=` query
+    /// parameter names the schema (default `public`).
+    pub fn parse(value: &str) -> Result<Self, CliError> {
+        let v = value.trim();
+        if v.is_empty() || v == "embedded" || v == "sqlite" {
+            return Ok(Self::Embedded);
+        }
+        if !(v.starts_with("postgres://") || v.starts_with("postgresql://")) {
+            return Err(CliError::config(
+                format!("unknown store `{}`", redact(v)),
+                "give `embedded` or a URL such as postgres://user@host:5432/db",
+            ));
+        }
+        let (base, query) = v.split_once('?').unwrap_or((v, ""));
+        let mut schema = "public".to_string();
+        let mut rest = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("schema", s)) => schema = s.to_lowercase(),
+                _ => rest.push(pair),
+            }
+        }
+        let ok = schema
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && schema
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !ok {
+            return Err(CliError::config(
+                format!("the schema `{schema}` is not a plain identifier"),
+                "use letters, digits and `_`, e.g. ?schema=ragloom",
+            ));
+        }
+        let url = if rest.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", rest.join("&"))
+        };
+        ragloom::postgres::connect_options(&url)?;
+        Ok(Self::Postgres { url, schema })
+    }
+
+    /// For messages: the URL without its password.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Embedded => "embedded".into(),
+            Self::Postgres { url, schema } => format!("{} (schema {schema})", redact(url)),
+        }
+    }
+}
+
+/// A URL with any password replaced by `***`.
+fn redact(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((user, host)) if user.contains(':') => {
+                let name = user.split(':').next().unwrap_or_default();
+                format!("{scheme}://{name}:***@{host}")
+            }
+            _ => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+/// The registry's table and collection, and one entry of it.
+const REGISTRY_TABLE: &str = "ragloom_indexes";
+const REGISTRY: &str = "ragloom/indexes";
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+struct Entry {
+    /// The build's name (its tables are `data_<name>...`).
+    name: String,
+    embed_dim: usize,
+}
+
+/// One source's index, wherever it lives. The folder under the persist root
+/// is used in both modes: it holds the embedding cache.
+#[derive(Clone, Debug)]
+pub struct Index {
+    pub dir: IndexDir,
+    pub location: StoreLocation,
+    key: String,
+}
+
+/// A build opened for reading or writing.
+#[derive(Clone, Debug)]
+pub enum Build {
+    Sqlite(SqliteStore),
+    Postgres(PostgresStore, usize),
+}
+
+/// An ingest's transaction on a build.
+#[derive(Debug)]
+pub enum BuildTx {
+    Sqlite {
+        tx: SqliteTransaction,
+        store: SqliteStore,
+    },
+    Postgres {
+        tx: PostgresTransaction,
+        embed_dim: usize,
+    },
+}
+
+/// What `status` says about where an index lives.
+#[derive(Debug, Serialize)]
+pub struct StoreInfo {
+    /// `sqlite` or `postgres`.
+    pub kind: &'static str,
+    /// The SQLite file, or the server and tables.
+    pub path: String,
+    pub size_bytes: u64,
+}
+
+impl Index {
+    pub fn new(root: &std::path::Path, source: &Source, location: StoreLocation) -> Self {
+        Self {
+            dir: IndexDir::for_source(root, source),
+            location,
+            key: source.key.clone(),
+        }
+    }
+
+    fn pg(&self) -> Option<(&str, &str)> {
+        match &self.location {
+            StoreLocation::Postgres { url, schema } => Some((url, schema)),
+            StoreLocation::Embedded => None,
+        }
+    }
+
+    fn registry_name(schema: &str) -> KvTableName {
+        KvTableName {
+            schema: schema.to_string(),
+            table: REGISTRY_TABLE.into(),
+            use_jsonb: false,
+        }
+    }
+
+    async fn registry(&self, url: &str, schema: &str) -> Result<PostgresKv, CliError> {
+        Ok(PostgresKv::connect(url, Self::registry_name(schema)).await?)
+    }
+
+    fn read_entry(&self, registry: &PostgresKv) -> ragloom::Result<Option<Entry>> {
+        registry.read(|t| {
+            t.get(&self.key, REGISTRY)?
+                .map(|v| {
+                    serde_json::from_value(serde_json::Value::Object(v.into_owned())).map_err(|e| {
+                        ragloom::Error::InvalidInput(format!("a registry entry is damaged: {e}"))
+                    })
+                })
+                .transpose()
+        })
+    }
+
+    /// The name of this source's build with `settings`.
+    fn build_name(&self, settings: &BuildSettings) -> String {
+        let digest = Sha256::digest(self.key.as_bytes());
+        let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+        format!("rl_{hash}_{}", settings.fingerprint())
+    }
+
+    async fn pg_store(
+        url: &str,
+        schema: &str,
+        name: &str,
+        embed_dim: usize,
+    ) -> Result<PostgresStore, CliError> {
+        Ok(PostgresStore::builder(url)
+            .schema(schema)
+            .name(name)
+            .embed_dim(embed_dim.max(1))
+            .hybrid_search(true)
+            .allow_missing_embeddings(true)
+            .build()
+            .await?)
+    }
+
+    /// The live build, `None` if nothing was ingested here yet. With
+    /// `no_wait`, an embedded build fails writes at once when another
+    /// process holds it (PostgreSQL writers decide at `begin`). With
+    /// `rebuild_missing`, a live embedded file that vanished is `None` (an
+    /// ingest rebuilds it), else an error.
+    pub async fn open_live(
+        &self,
+        no_wait: bool,
+        rebuild_missing: bool,
+    ) -> Result<Option<Build>, CliError> {
+        match self.pg() {
+            None => match self.dir.live_db()? {
+                Some(path) if path.exists() => {
+                    Ok(Some(Build::Sqlite(store::open_build(&path, no_wait)?)))
+                }
+                Some(_) if rebuild_missing => Ok(None),
+                Some(path) => Err(CliError::new(
+                    exit::FAILURE,
+                    format!("the index file {} is missing", path.display()),
+                    "rebuild the index with `ragloom rag --clear --files ...`",
+                )),
+                None => Ok(None),
+            },
+            Some((url, schema)) => {
+                let registry = self.registry(url, schema).await?;
+                match self.read_entry(&registry)? {
+                    Some(e) => Ok(Some(Build::Postgres(
+                        Self::pg_store(url, schema, &e.name, e.embed_dim).await?,
+                        e.embed_dim,
+                    ))),
+                    None => Ok(None),
+                }
+            }
+        }
+    }
+
+    /// The build with `settings`: `live` when it has them, else a new one
+    /// beside it. `embed_dim` is asked only for a new PostgreSQL build.
+    pub async fn open_build<F, Fut>(
+        &self,
+        live: Option<Build>,
+        settings: &BuildSettings,
+        import: bool,
+        no_wait: bool,
+        embed_dim: F,
+    ) -> Result<Build, CliError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<usize, CliError>>,
+    {
+        let stamp = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or_default()
+        };
+        match self.pg() {
+            None => {
+                let path = if import {
+                    std::fs::create_dir_all(&self.dir.dir)
+                        .map_err(|e| ragloom::Error::io("creating", &self.dir.dir, e))?;
+                    self.dir.dir.join(format!(
+                        "index-{}-import-{}.sqlite",
+                        settings.fingerprint(),
+                        stamp()
+                    ))
+                } else {
+                    self.dir.db_path(settings)
+                };
+                match live {
+                    Some(Build::Sqlite(s)) if s.path() == path => Ok(Build::Sqlite(s)),
+                    _ => Ok(Build::Sqlite(store::open_build(&path, no_wait)?)),
+                }
+            }
+            Some((url, schema)) => {
+                let mut name = self.build_name(settings);
+                if import {
+                    name = format!("{name}_i{}", stamp());
+                }
+                match live {
+                    Some(Build::Postgres(s, dim)) if s.name() == name => {
+                        Ok(Build::Postgres(s, dim))
+                    }
+                    _ => {
+                        let dim = embed_dim().await?;
+                        Ok(Build::Postgres(
+                            Self::pg_store(url, schema, &name, dim).await?,
+                            dim,
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts the ingest's transaction on `build`, saying so when another
+    /// ingest of this source makes it wait.
+    pub async fn begin(&self, build: &Build, ui: &Ui, no_wait: bool) -> Result<BuildTx, CliError> {
+        let begin = async {
+            match build {
+                Build::Sqlite(store) => store.begin().await.map(|tx| BuildTx::Sqlite {
+                    tx,
+                    store: store.clone(),
+                }),
+                Build::Postgres(store, dim) => store
+                    .begin_locked(&format!("ragloom-source:{}", self.key), !no_wait)
+                    .await
+                    .map(|tx| BuildTx::Postgres {
+                        tx,
+                        embed_dim: *dim,
+                    }),
+            }
+        };
+        tokio::pin!(begin);
+        let result = tokio::select! {
+            r = &mut begin => r,
+            () = tokio::time::sleep(Duration::from_secs(1)) => {
+                ui.note("waiting for another ingest of this folder to finish ...");
+                begin.await
+            }
+        };
+        result.map_err(|e| {
+            if e.to_string().contains("another process is writing") {
+                CliError::new(
+                    exit::FAILURE,
+                    "another ingest of this folder is running",
+                    "wait for it to finish, or run without --no-wait to wait for it",
+                )
+            } else {
+                e.into()
+            }
+        })
+    }
+
+    /// Writes `manifest` in the build's transaction, commits it and makes
+    /// the build live; the build it replaced is removed.
+    pub async fn commit(&self, tx: BuildTx, manifest: &Manifest) -> Result<(), CliError> {
+        match tx {
+            BuildTx::Sqlite { tx, store } => {
+                let db = store.path().to_path_buf();
+                store::commit_build(tx, &store, &self.dir, &db, manifest).await
+            }
+            BuildTx::Postgres { tx, embed_dim } => {
+                let Some((url, schema)) = self.pg() else {
+                    return Err(CliError::new(
+                        exit::FAILURE,
+                        "a PostgreSQL build outside PostgreSQL mode",
+                        "report this as a bug",
+                    ));
+                };
+                store::write_manifest(&*tx.kv(), manifest)?;
+                let previous = self.read_entry(&self.registry(url, schema).await?)?;
+                let entry = Entry {
+                    name: tx.store().name().to_string(),
+                    embed_dim,
+                };
+                let value = match serde_json::to_value(&entry).map_err(ragloom::Error::from)? {
+                    serde_json::Value::Object(m) => m,
+                    _ => ragloom::storage::kvstore::KvValue::new(),
+                };
+                let registry = tx.kv_table(Self::registry_name(schema)).await?;
+                registry.write(|t| t.put(&self.key, value, REGISTRY))?;
+                tx.commit().await?;
+                if let Some(old) = previous.filter(|p| p.name != entry.name) {
+                    // Best effort: a leftover build is only space.
+                    if let Ok(s) = Self::pg_store(url, schema, &old.name, old.embed_dim).await {
+                        if let Err(e) = s.drop_tables().await {
+                            tracing::warn!(error = %e, build = old.name, "dropping a replaced build");
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Removes the whole index (`--clear`); the embedding cache goes too.
+    pub async fn clear(&self) -> Result<(), CliError> {
+        if let Some((url, schema)) = self.pg() {
+            let registry = self.registry(url, schema).await?;
+            if let Some(e) = self.read_entry(&registry)? {
+                let store = Self::pg_store(url, schema, &e.name, e.embed_dim).await?;
+                registry.write(|t| t.delete(&self.key, REGISTRY).map(|_| ()))?;
+                store.drop_tables().await?;
+            }
+        }
+        self.dir.clear()
+    }
+}
+
+impl Build {
+    /// The manifest stored in the build, if any.
+    pub fn manifest(&self) -> ragloom::Result<Option<Manifest>> {
+        match self {
+            Build::Sqlite(s) => store::read_manifest(&*s.kv()),
+            Build::Postgres(s, _) => store::read_manifest(&*s.kv()),
+        }
+    }
+
+    /// The build's stores, reading the last commit.
+    pub fn docstore(&self) -> Arc<dyn DocStore> {
+        match self {
+            Build::Sqlite(s) => s.docstore(),
+            Build::Postgres(s, _) => s.docstore(),
+        }
+    }
+
+    /// Keyword retrieval: BM25 over the embedded store's keyword index, or
+    /// PostgreSQL full text over the vector table (PGVectorStore's text search).
+    pub fn keyword_retriever(
+        &self,
+        top_k: usize,
+    ) -> ragloom::Result<(Arc<dyn Retriever>, &'static str)> {
+        match self {
+            Build::Sqlite(s) => Ok((Arc::new(s.bm25_retriever().similarity_top_k(top_k)), "bm25")),
+            Build::Postgres(s, dim) => {
+                // Text search embeds nothing: the model is never called.
+                let index = VectorStoreIndex::from_vector_store(
+                    s.vector_store(),
+                    Arc::new(MockEmbedding::new((*dim).max(1))),
+                )?;
+                Ok((
+                    Arc::new(
+                        index
+                            .as_retriever()
+                            .vector_store_query_mode(VectorStoreQueryMode::TextSearch)
+                            .similarity_top_k(top_k),
+                    ),
+                    "fulltext",
+                ))
+            }
+        }
+    }
+
+    /// Dense retrieval with `embed`, the model the vectors were made with.
+    pub async fn dense_retriever(
+        &self,
+        embed: Arc<dyn Embedding>,
+        top_k: usize,
+    ) -> ragloom::Result<Arc<dyn Retriever>> {
+        let index = match self {
+            Build::Sqlite(s) => {
+                VectorStoreIndex::builder(embed)
+                    .storage_context(s.storage_context())
+                    .load_or_create()
+                    .await?
+            }
+            Build::Postgres(s, _) => VectorStoreIndex::from_vector_store(s.vector_store(), embed)?,
+        };
+        Ok(Arc::new(index.as_retriever().similarity_top_k(top_k)))
+    }
+
+    /// Where the build lives and its size there.
+    pub async fn info(&self, index: &Index) -> Result<StoreInfo, CliError> {
+        Ok(match self {
+            Build::Sqlite(s) => StoreInfo {
+                kind: "sqlite",
+                path: s.path().display().to_string(),
+                size_bytes: index.dir.size_bytes(),
+            },
+            Build::Postgres(s, _) => StoreInfo {
+                kind: "postgres",
+                path: format!(
+                    "{} tables {}.data_{name}, data_{name}_docstore, data_{name}_indexstore",
+                    index.location.label(),
+                    s.docstore_table().schema,
+                    name = s.name()
+                ),
+                size_bytes: s.size_bytes().await?,
+            },
+        })
+    }
+
+    /// The build as LlamaIndex's in-memory stores: docstore and index store
+    /// collections copied value for value, and the vectors.
+    pub async fn to_simple(
+        &self,
+        doc_collections: &[String],
+        index_collections: &[String],
+    ) -> ragloom::Result<(
+        Arc<SimpleKVStore>,
+        Arc<SimpleKVStore>,
+        Arc<SimpleVectorStore>,
+    )> {
+        match self {
+            Build::Sqlite(s) => Ok((
+                copy_collections(&*s.kv(), doc_collections)?,
+                copy_collections(&*s.kv(), index_collections)?,
+                s.vector_store().to_simple_vector_store().await?,
+            )),
+            Build::Postgres(s, _) => {
+                let index_kv = s.index_store();
+                let nodes = s.vector_store().get_nodes_filtered(None, None).await?;
+                let vectors = Arc::new(SimpleVectorStore::new());
+                let embedded: Vec<_> = nodes
+                    .into_iter()
+                    .filter(|n| n.embedding.is_some())
+                    .collect();
+                vectors.add(&embedded).await?;
+                Ok((
+                    copy_collections(&*s.kv(), doc_collections)?,
+                    copy_collections(&**index_kv.kvstore(), index_collections)?,
+                    vectors,
+                ))
+            }
+        }
+    }
+}
+
+/// Copies `collections` of `from` into a new in-memory kv store, values
+/// untouched, so hashes and ids are exactly the stored ones.
+fn copy_collections<B: KvBackend>(
+    from: &B,
+    collections: &[String],
+) -> ragloom::Result<Arc<SimpleKVStore>> {
+    let kv = Arc::new(SimpleKVStore::new());
+    from.read(|from| {
+        kv.write(|to| {
+            for c in collections {
+                let all = from.get_all(c)?.into_owned();
+                for (key, value) in all {
+                    to.put(&key, value, c)?;
+                }
+            }
+            Ok(())
+        })
+    })?;
+    Ok(kv)
+}
+
+impl BuildTx {
+    /// The stores of the transaction.
+    pub fn storage_context(&self) -> StorageContext {
+        match self {
+            BuildTx::Sqlite { tx, .. } => tx.storage_context().clone(),
+            BuildTx::Postgres { tx, .. } => tx.storage_context().clone(),
+        }
+    }
+
+    /// Whether nodes written without embeddings must also go to the vector
+    /// store (PostgreSQL's full text reads the vector table).
+    pub fn text_rows(&self) -> bool {
+        matches!(self, BuildTx::Postgres { .. })
+    }
+
+    pub fn read_manifest(&self) -> ragloom::Result<Option<Manifest>> {
+        match self {
+            BuildTx::Sqlite { tx, .. } => store::read_manifest(&*tx.kv()),
+            BuildTx::Postgres { tx, .. } => store::read_manifest(&*tx.kv()),
+        }
+    }
+
+    pub fn read_files(&self) -> ragloom::Result<BTreeMap<String, FileRecord>> {
+        match self {
+            BuildTx::Sqlite { tx, .. } => store::read_files(&*tx.kv()),
+            BuildTx::Postgres { tx, .. } => store::read_files(&*tx.kv()),
+        }
+    }
+
+    pub fn write_files(
+        &self,
+        seen: &[(String, FileRecord)],
+        gone: &[String],
+    ) -> ragloom::Result<()> {
+        match self {
+            BuildTx::Sqlite { tx, .. } => store::write_files(&*tx.kv(), seen, gone),
+            BuildTx::Postgres { tx, .. } => store::write_files(&*tx.kv(), seen, gone),
+        }
+    }
+
+    /// Folds the embedded store's keyword index into one list per term
+    /// (PostgreSQL keeps its full-text index current by itself).
+    pub fn finish_keyword_index(&self) -> ragloom::Result<()> {
+        match self {
+            BuildTx::Sqlite { tx, .. } => tx.merge_keyword_index(),
+            BuildTx::Postgres { .. } => Ok(()),
+        }
+    }
+}
+
+/// The length of `embed`'s vectors, asked once (for a new PostgreSQL build's
+/// `vector(n)` column); 1 without a model (no vectors are stored).
+pub async fn probe_dim(embed: Option<&Arc<dyn Embedding>>) -> Result<usize, CliError> {
+    match embed {
+        Some(e) => Ok(e.embed_query("ragloom").await?.len().max(1)),
+        None => Ok(1),
+    }
+}
