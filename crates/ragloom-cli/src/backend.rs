@@ -11,8 +11,11 @@ use crate::error::{CliError, exit};
 use crate::source::Source;
 use crate::store::{self, BuildSettings, FileRecord, IndexDir, Manifest};
 use crate::ui::Ui;
+use ragloom::embeddings::EmbeddingCacheStore;
 use ragloom::indices::VectorStoreIndex;
-use ragloom::postgres::{KvTableName, PostgresKv, PostgresStore, PostgresTransaction};
+use ragloom::postgres::{
+    KvTableName, PostgresEmbeddingCache, PostgresKv, PostgresStore, PostgresTransaction,
+};
 use ragloom::retrievers::Retriever;
 use ragloom::sqlite::{SqliteStore, SqliteTransaction};
 use ragloom::storage::StorageContext;
@@ -391,6 +394,17 @@ impl Index {
                 Ok(())
             }
         }
+    }
+
+    /// Where the vectors of texts already embedded are kept: a SQLite file of
+    /// the source's folder (its own file, so it commits while the ingest's
+    /// transaction is open), or a table of the PostgreSQL schema, shared by
+    /// every source and machine using it.
+    pub async fn embedding_cache(&self) -> Result<Arc<dyn EmbeddingCacheStore>, CliError> {
+        Ok(match self.pg() {
+            None => Arc::new(SqliteStore::open(self.dir.embeddings_path())?),
+            Some((url, schema)) => Arc::new(PostgresEmbeddingCache::connect(url, schema).await?),
+        })
     }
 
     /// Removes the whole index (`--clear`); the embedding cache goes too.

@@ -12,11 +12,11 @@ use crate::error::{CliError, exit};
 use crate::source::{Source, SourceKind};
 use crate::store::{BuildSettings, FileRecord, IngestSummary, MANIFEST_FORMAT, Manifest};
 use crate::ui::Ui;
+use ragloom::embeddings::CachedEmbedding;
 use ragloom::indices::VectorStoreIndex;
 use ragloom::indices::{RefreshPlan, record_hashes};
 use ragloom::ingestion::run_transformations_parallel;
 use ragloom::readers::SimpleDirectoryReader;
-use ragloom::sqlite::{CachedEmbedding, SqliteStore};
 use ragloom::storage::StorageContext;
 use ragloom::transform::TransformComponent;
 use ragloom::{Embedding, Node, ProviderSpec, SentenceSplitter};
@@ -259,9 +259,12 @@ pub async fn ingest(
     // come, so a failed or killed ingest keeps the embedding work done.
     let embed: Option<Arc<dyn Embedding>> = match spec.embed.build()? {
         Some(inner) => {
-            let cache = SqliteStore::open(index.dir.embeddings_path())?;
             let key = serde_json::to_string(&spec.embed).map_err(ragloom::Error::from)?;
-            Some(Arc::new(CachedEmbedding::new(inner, cache, key)))
+            Some(Arc::new(CachedEmbedding::with_store(
+                inner,
+                index.embedding_cache().await?,
+                key,
+            )))
         }
         None => None,
     };

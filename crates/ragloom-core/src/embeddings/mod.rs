@@ -1,10 +1,13 @@
 //! Embedding models: the [`Embedding`] trait (texts to vectors, in batches),
-//! batching with progress, similarity functions, and the mock and hash embeddings.
+//! batching with progress, similarity functions, the mock and hash
+//! embeddings, and a content-addressed cache in front of any model.
 
+mod cache;
 mod hash;
 mod mock;
 pub mod similarity;
 
+pub use cache::{CachedEmbedding, EmbeddingCacheStore};
 pub use hash::HashEmbedding;
 pub use mock::MockEmbedding;
 pub use similarity::{SimilarityMode, similarity, try_similarity};

@@ -28,10 +28,12 @@
 //! PostgreSQL advisory lock, so a second writer (in any process, on any
 //! machine) waits for the first; readers never wait.
 
+mod embedding_cache;
 mod kv;
 mod store;
 mod transaction;
 
+pub use embedding_cache::PostgresEmbeddingCache;
 pub use kv::{KvTableName, PostgresKv};
 pub use store::{PostgresStore, PostgresStoreBuilder};
 pub use transaction::PostgresTransaction;

@@ -247,3 +247,53 @@ async fn tables_are_llamaindex_layout_and_sized() {
     assert_eq!(left, 0);
     conn.close().await.unwrap();
 }
+
+/// A model that counts the texts it embeds.
+#[derive(Debug, Default)]
+struct Counting(std::sync::Mutex<usize>);
+
+#[async_trait::async_trait]
+impl ragloom_core::embeddings::Embedding for Counting {
+    fn model_name(&self) -> &str {
+        "counting"
+    }
+    fn dimensions(&self) -> Option<usize> {
+        Some(2)
+    }
+    async fn embed_query(&self, q: &str) -> ragloom_core::Result<Vec<f32>> {
+        Ok(vec![q.len() as f32, 1.0])
+    }
+    async fn embed_texts(&self, texts: &[String]) -> ragloom_core::Result<Vec<Vec<f32>>> {
+        *self.0.lock().unwrap() += texts.len();
+        Ok(texts.iter().map(|t| vec![t.len() as f32, 0.5]).collect())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedding_cache_answers_texts_seen_before_on_any_connection() {
+    use ragloom_core::embeddings::{CachedEmbedding, Embedding};
+    use ragloom_storage_postgres::PostgresEmbeddingCache;
+    let url = require_pg!();
+    let schema = schema(&url, "cache").await;
+    let model = Arc::new(Counting::default());
+    let texts: Vec<String> = ["alpha", "beta", "alpha"].map(String::from).to_vec();
+
+    let cache = PostgresEmbeddingCache::connect(&url, &schema)
+        .await
+        .unwrap();
+    let first = CachedEmbedding::new(model.clone(), cache, "counting@2");
+    let vectors = first.embed_texts(&texts).await.unwrap();
+    assert_eq!(vectors, [vec![5.0, 0.5], vec![4.0, 0.5], vec![5.0, 0.5]]);
+    assert_eq!(*model.0.lock().unwrap(), 2, "each text embedded once");
+
+    // Another connection (another machine) finds them; another model key does not.
+    let cache = PostgresEmbeddingCache::connect(&url, &schema)
+        .await
+        .unwrap();
+    let again = CachedEmbedding::new(model.clone(), cache.clone(), "counting@2");
+    assert_eq!(again.embed_texts(&texts).await.unwrap(), vectors);
+    assert_eq!(*model.0.lock().unwrap(), 2);
+    let other = CachedEmbedding::new(model.clone(), cache, "counting@2-v2");
+    other.embed_texts(&texts[..1]).await.unwrap();
+    assert_eq!(*model.0.lock().unwrap(), 3);
+}

@@ -34,8 +34,9 @@ mod vector_store;
 pub use bm25::SqliteBm25Retriever;
 pub use db::SqliteOptions;
 pub use docstore::SqliteDocumentStore;
-pub use embedding_cache::CachedEmbedding;
 pub use kv::SqliteKv;
+/// Core's cache in front of an embedding model; a [`SqliteStore`] holds it.
+pub use ragloom_core::embeddings::CachedEmbedding;
 pub use schema::SCHEMA_VERSION;
 pub use vector_store::SqliteVectorStore;
 
