@@ -254,3 +254,207 @@ async fn a_folder_python_persisted_imports_with_its_nodes_hashes_and_top_k() {
     let store = SqliteStore::open(live_db(home.path())).unwrap();
     assert_as_python(&store, &python_saw, query).await;
 }
+
+/// The build `ragloom --store postgres://...` made live for `home`: its name.
+fn live_pg_build(url: &str, home: &Path) -> String {
+    let schema = common::schema_for(home);
+    let (rt, mut conn) = common::pg_connect(url);
+    let entry: String = rt
+        .block_on(
+            sqlx::query_scalar(&format!(
+                "SELECT value::text FROM {schema}.data_ragloom_indexes"
+            ))
+            .fetch_one(&mut conn),
+        )
+        .unwrap();
+    let entry: serde_json::Value = serde_json::from_str(&entry).unwrap();
+    entry["name"].as_str().unwrap().to_string()
+}
+
+/// Python's PostgreSQL stores open the tables an ingest in PostgreSQL mode
+/// wrote: the same nodes, hashes and dense top-k, and the same full-text
+/// top-k; `export` from PostgreSQL writes the same folder Python loads.
+#[test]
+fn python_opens_the_postgres_tables_with_the_same_nodes_hashes_and_top_k() {
+    common::in_postgres(python_opens_postgres);
+}
+
+fn python_opens_postgres() {
+    let Some(python) = python() else { return };
+    let url = common::current_pg_url().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(FaultServer::start(vec![embeddings()])).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    std::fs::create_dir_all(&data).unwrap();
+    for (name, text) in [
+        (
+            "boat.txt",
+            "The boat engine was serviced in March by the harbour mechanic.",
+        ),
+        (
+            "bees.txt",
+            "The bees swarmed in June and settled in the old apple tree.",
+        ),
+        (
+            "garden.md",
+            "# Garden\n\nThe tomatoes grow along the south fence.\n\nMint spreads.",
+        ),
+    ] {
+        std::fs::write(data.join(name), text).unwrap();
+    }
+    ragloom(home.path())
+        .env("OLLAMA_HOST", server.url())
+        .args(["ingest", "--embed", "ollama", "--embed-model", "m"])
+        .arg(&data)
+        .assert()
+        .success();
+    let name = live_pg_build(&url, home.path());
+    let schema = common::schema_for(home.path());
+    let query = vec![3.0f32, 2.0, 1.0, 1.0];
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/load_postgres.py");
+    let run = std::process::Command::new(&python)
+        .arg(&script)
+        .args([&url, &schema, &name])
+        .arg(serde_json::to_string(&query).unwrap())
+        .arg("bees swarmed in the apple tree")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let seen = json_of(&run.stdout);
+    assert_eq!(seen["index_type"], "VectorStoreIndex");
+
+    let store = rt
+        .block_on(
+            ragloom::postgres::PostgresStore::builder(&url)
+                .schema(&schema)
+                .name(&name)
+                .embed_dim(4)
+                .hybrid_search(true)
+                .build(),
+        )
+        .unwrap();
+    rt.block_on(async {
+        let docs = store.docstore().docs().await.unwrap();
+        let nodes: BTreeMap<String, (String, String)> = docs
+            .iter()
+            .map(|n| (n.id_.clone(), (n.hash(), n.text.clone())))
+            .collect();
+        let want: BTreeMap<String, (String, String)> =
+            serde_json::from_value(seen["nodes"].clone()).unwrap();
+        assert_eq!(nodes, want);
+        let mut ids: Vec<String> = nodes.keys().cloned().collect();
+        ids.sort();
+        let indexed: Vec<String> = serde_json::from_value(seen["index_nodes"].clone()).unwrap();
+        assert_eq!(indexed, ids);
+        let hashes = store.docstore().get_all_document_hashes().await.unwrap();
+        let want: BTreeMap<String, String> =
+            serde_json::from_value(seen["hashes"].clone()).unwrap();
+        assert_eq!(hashes, want);
+        for (key, mut q) in [
+            ("top", VectorStoreQuery::new(query.clone(), 3)),
+            ("text_top", VectorStoreQuery::new(query.clone(), 3)),
+        ] {
+            if key == "text_top" {
+                q.mode = ragloom::vector_stores::VectorStoreQueryMode::TextSearch;
+                q.query_str = Some("bees swarmed in the apple tree".into());
+            }
+            let ours = store.vector_store().query(&q).await.unwrap();
+            let want: Vec<(String, f32)> = serde_json::from_value(seen[key].clone()).unwrap();
+            assert!(!want.is_empty(), "{key}: {seen}");
+            let want_ids: Vec<String> = want.iter().map(|(i, _)| i.clone()).collect();
+            assert_eq!(ours.ids, want_ids, "{key}");
+            for ((_, py), rs) in want.iter().zip(&ours.similarities) {
+                assert!((py - rs).abs() < 1e-5, "{key}: {py} vs {rs}");
+            }
+        }
+    });
+
+    // Export from PostgreSQL: the folder Python loads holds the same nodes.
+    let out = home.path().join("exported");
+    ragloom(home.path())
+        .args(["export", "--llamaindex"])
+        .arg(&out)
+        .arg("--files")
+        .arg(&data)
+        .assert()
+        .success();
+    let loaded = run_python(&python, "load_export.py", &out, &query);
+    assert_eq!(loaded["nodes"], seen["nodes"]);
+    assert_eq!(loaded["hashes"], seen["hashes"]);
+    assert_eq!(loaded["top"].as_array().map(Vec::len), Some(3));
+}
+
+/// A folder Python persisted imports into PostgreSQL and answers there.
+#[test]
+fn a_folder_python_persisted_imports_into_postgres() {
+    common::in_postgres(import_into_postgres);
+}
+
+fn import_into_postgres() {
+    let Some(python) = python() else { return };
+    let url = common::current_pg_url().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(FaultServer::start(vec![embeddings()])).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let folder = home.path().join("python_index");
+    let query = vec![3.0f32, 2.0, 1.0, 1.0];
+    let python_saw = run_python(&python, "persist_index.py", &folder, &query);
+    let source = home.path().join("notes");
+    std::fs::create_dir_all(&source).unwrap();
+    ragloom(home.path())
+        .env("OLLAMA_HOST", server.url())
+        .args(["import", "--embed", "ollama", "--embed-model", "m"])
+        .arg(&folder)
+        .arg("--files")
+        .arg(&source)
+        .assert()
+        .success();
+    let out = ragloom(home.path())
+        .env("OLLAMA_HOST", server.url())
+        .args([
+            "query",
+            "--json",
+            "--embed",
+            "ollama",
+            "--embed-model",
+            "m",
+            "heron in the reeds",
+            "--files",
+        ])
+        .arg(&source)
+        .assert()
+        .success();
+    let answer = json_of(&out.get_output().stdout);
+    assert_eq!(answer["retrieval"], "hybrid", "{answer}");
+    assert!(answer.to_string().contains("heron"), "{answer}");
+    let name = live_pg_build(&url, home.path());
+    assert!(
+        name.contains("_i"),
+        "an import is a build of its own: {name}"
+    );
+    let store = rt
+        .block_on(
+            ragloom::postgres::PostgresStore::builder(&url)
+                .schema(common::schema_for(home.path()))
+                .name(&name)
+                .embed_dim(4)
+                .hybrid_search(true)
+                .build(),
+        )
+        .unwrap();
+    let hashes = rt
+        .block_on(store.docstore().get_all_document_hashes())
+        .unwrap();
+    let want: BTreeMap<String, String> =
+        serde_json::from_value(python_saw["hashes"].clone()).unwrap();
+    assert_eq!(hashes, want);
+    let nodes = rt.block_on(store.docstore().docs()).unwrap();
+    let want: BTreeMap<String, (String, String)> =
+        serde_json::from_value(python_saw["nodes"].clone()).unwrap();
+    assert_eq!(nodes.len(), want.len());
+}
