@@ -282,6 +282,14 @@ fn store_bench(large: bool) -> Result {
     if large {
         b.arg("--large");
     }
+    // The PostgreSQL rows run where a server is given (`.ci/setup/postgres.sh` exports one).
+    if let Some(url) = env::var("RAGLOOM_BENCH_PG_URL")
+        .ok()
+        .or_else(|| env::var("RAGLOOM_TEST_PG_URL").ok())
+        .filter(|u| !u.is_empty())
+    {
+        b.arg("--postgres").arg(url);
+    }
     run("store_bench.py", b)
 }
 

@@ -8,6 +8,11 @@ prints wall time, peak RSS and store size side by side, with the `cat` and
 `sha256sum` floors of reading the same text. Every step is a separate
 process, so the figures are what a user of either tool would see.
 
+With --postgres URL, ragloom does the same again with the index in
+PostgreSQL (`--store URL?schema=...`, a fresh schema dropped afterwards),
+and a table sets the store modes side by side: ingest, re-ingest, query,
+size.
+
 Then (unless --no-hybrid) ragloom alone ingests and queries the corpus with
 an embedding model, for hybrid (dense + BM25) retrieval. The model is
 fake_embeddings.py beside this file: an OpenAI-compatible server that hashes
@@ -201,13 +206,29 @@ def queries(cmd_for) -> dict:
     }
 
 
-def bench_ragloom(ragloom: str, corpus_dir: Path, persist: Path) -> dict:
+def store_args(store: str | None) -> list[str]:
+    return ["--store", store] if store else []
+
+
+def stored_bytes(ragloom: str, base: list[str], corpus_dir: Path, persist: Path,
+                 store: str | None, env: dict) -> int:
+    """The index's size: the persist folder, plus the tables on a server."""
+    size = dir_bytes(persist)
+    if store:
+        run = measure(base + ["status", "--files", str(corpus_dir)], env)
+        size += ((last_json(run.stdout) or {}).get("store") or {}).get("size_bytes", 0)
+    return size
+
+
+def bench_ragloom(ragloom: str, corpus_dir: Path, persist: Path,
+                  store: str | None = None) -> dict:
     # Only the flags given here may steer it: no persist dir, config or
     # provider from the caller's environment.
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGLOOM_")}
     fresh_dir(persist)
     # No model: an OPENAI_API_KEY in the caller's shell must not pick one.
-    base = [ragloom, "--persist-dir", str(persist), "--llm", "none", "--embed", "none", "--json"]
+    base = [ragloom, "--persist-dir", str(persist), *store_args(store),
+            "--llm", "none", "--embed", "none", "--json"]
 
     def run(*args: str) -> Run:
         return measure(base + list(args), env)
@@ -220,7 +241,7 @@ def bench_ragloom(ragloom: str, corpus_dir: Path, persist: Path) -> dict:
         "ingest_peak_mb": first.peak_mb,
         "reingest_wall_s": again.wall_s,
         **queries(lambda q: base + ["query", q, "--files", str(corpus_dir)]),
-        "disk_bytes": dir_bytes(persist),
+        "disk_bytes": stored_bytes(ragloom, base, corpus_dir, persist, store, env),
     }
     summary = (last_json(first.stdout) or {}).get("ingest", {})
     figures["nodes"] = summary.get("nodes_total", "?")
@@ -285,7 +306,8 @@ def served_s(before: dict, after: dict) -> float:
     return (after["busy_ms"] - before["busy_ms"]) / 1000
 
 
-def bench_hybrid(ragloom: str, corpus_dir: Path, persist: Path) -> dict:
+def bench_hybrid(ragloom: str, corpus_dir: Path, persist: Path,
+                 store: str | None = None) -> dict:
     # As bench_ragloom, and no OpenAI settings either, but a key in case the
     # client insists on one; no proxy between it and the server.
     env = {k: v for k, v in os.environ.items()
@@ -294,7 +316,7 @@ def bench_hybrid(ragloom: str, corpus_dir: Path, persist: Path) -> dict:
     fresh_dir(persist)
     with FakeEmbeddings() as server:
         # --llm none: the key alone would select OpenAI's LLM for the answer.
-        base = [ragloom, "--persist-dir", str(persist), "--llm", "none",
+        base = [ragloom, "--persist-dir", str(persist), *store_args(store), "--llm", "none",
                 "--embed", "openai-like", "--embed-api-base", server.base + "/v1",
                 "--embed-model", "fake-384", "--json"]
         settle()
@@ -330,7 +352,7 @@ def bench_hybrid(ragloom: str, corpus_dir: Path, persist: Path) -> dict:
         "query_wall_excl_embed_s": statistics.median(w - e for w, e in zip(walls, embeds)),
         "query_embed_served_s": statistics.median(embeds),
         "query_peak_mb": max(peaks),
-        "disk_bytes": dir_bytes(persist),
+        "disk_bytes": stored_bytes(ragloom, base, corpus_dir, persist, store, env),
         "vector_bytes": nodes * EMBED_DIM * 4,
         "nodes": nodes,
         "embed_dim": EMBED_DIM,
@@ -423,6 +445,30 @@ def hybrid_table(h: dict) -> list[str]:
     ]
 
 
+def modes_table(r: dict) -> list[str]:
+    """ragloom's store modes side by side (the rows this run measured)."""
+    modes = [("embedded, BM25", r.get("ragloom")),
+             ("PostgreSQL, full text", (r.get("postgres") or {}).get("keyword")),
+             ("embedded, hybrid", r.get("hybrid")),
+             ("PostgreSQL, hybrid", (r.get("postgres") or {}).get("hybrid"))]
+    lines = ["| store, retrieval | ingest wall (s) | ingest peak RSS (MB) | "
+             "unchanged re-ingest (s) | query wall, median of 3 (s) | store (MB) |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for label, f in modes:
+        if f:
+            lines.append(f"| {label} | {f['ingest_wall_s']:.2f} | {f['ingest_peak_mb']:.0f} | "
+                         f"{num(f.get('reingest_wall_s', '—'), '.2f')} | "
+                         f"{f['query_wall_s']:.3f} | {f['disk_bytes'] / 1e6:.1f} |")
+    return lines
+
+
+def drop_schema(url: str, schema: str) -> None:
+    """Drops a bench schema with psql, when there is one (best effort)."""
+    if shutil.which("psql"):
+        subprocess.run(["psql", url, "-qc", f"DROP SCHEMA IF EXISTS {schema} CASCADE"],
+                       capture_output=True, check=False)
+
+
 def scaling_table(small: dict, large: dict) -> list[str]:
     lines = [
         "| ragloom | small | large | large / small | target |",
@@ -461,6 +507,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--no-hybrid", action="store_true",
                     help="skip the hybrid-retrieval rows (ragloom with fake_embeddings.py)")
     ap.add_argument("--json", type=Path, metavar="OUT", help="also write all figures here as JSON")
+    ap.add_argument("--postgres", metavar="URL",
+                    help="also run ragloom with the index in this PostgreSQL server (pgvector)")
     ap.add_argument("--make-corpus", type=Path, default=MAKE_CORPUS,
                     help="make_corpus.py (default: %(default)s)")
     return ap.parse_args()
@@ -482,6 +530,17 @@ def run(a: argparse.Namespace) -> dict:
               "ragloom": rl, "python": py}
     if not a.no_hybrid:
         result["hybrid"] = bench_hybrid(ragloom, corpus_dir, work / "ragloom-store-hybrid")
+    if a.postgres:
+        sep = "&" if "?" in a.postgres else "?"
+        pg = {}
+        for mode in ["keyword"] + ([] if a.no_hybrid else ["hybrid"]):
+            schema = f"ragloom_bench_{mode}"
+            drop_schema(a.postgres, schema)
+            store = f"{a.postgres}{sep}schema={schema}"
+            bench = bench_ragloom if mode == "keyword" else bench_hybrid
+            pg[mode] = bench(ragloom, corpus_dir, work / f"ragloom-store-pg-{mode}", store)
+            drop_schema(a.postgres, schema)
+        result["postgres"] = pg
     if a.large:
         large_dir, large_bytes = corpus(work, a.make_corpus, LARGE)
         result["large"] = {"corpus": str(large_dir), "text_bytes": large_bytes,
@@ -499,6 +558,9 @@ def report(r: dict) -> None:
         lines += ["", f"## ragloom hybrid retrieval — same corpus, {h['nodes']} nodes, "
                       f"fake {h['embed_dim']}-dimension embeddings over HTTP", ""]
         lines += hybrid_table(h)
+    if "postgres" in r:
+        lines += ["", "## ragloom's store modes — same corpus, same run", ""]
+        lines += modes_table(r)
     if "large" in r:
         big = r["large"]
         lines += ["", f"## Scaling: {r['text_bytes'] / 1e6:.1f} MB → {big['text_bytes'] / 1e6:.1f} MB "
