@@ -15,6 +15,7 @@ use ragloom::embeddings::EmbeddingCacheStore;
 use ragloom::indices::VectorStoreIndex;
 use ragloom::postgres::{
     KvTableName, PostgresEmbeddingCache, PostgresKv, PostgresStore, PostgresTransaction,
+    WriterLock, drop_index, index_names,
 };
 use ragloom::retrievers::Retriever;
 use ragloom::sqlite::{SqliteStore, SqliteTransaction};
@@ -30,7 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Where indexes are kept: `--store`, `RAGLOOM_STORE` or the config file's `store`.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, PartialEq, Eq, Default)]
 pub enum StoreLocation {
     /// SQLite files under the persist folder (the default).
     #[default]
@@ -49,7 +50,7 @@ impl StoreLocation {
         }
         if !(v.starts_with("postgres://") || v.starts_with("postgresql://")) {
             return Err(CliError::config(
-                format!("unknown store `{}`", redact(v)),
+                "unknown store: give `embedded` or a postgres:// URL".to_string(),
                 "give `embedded` or a URL such as postgres://user@host:5432/db",
             ));
         }
@@ -84,26 +85,28 @@ impl StoreLocation {
         Ok(Self::Postgres { url, schema })
     }
 
-    /// For messages: the URL without its password.
+    /// For messages: the server, user and database, never a password.
     pub fn label(&self) -> String {
         match self {
             Self::Embedded => "embedded".into(),
-            Self::Postgres { url, schema } => format!("{} (schema {schema})", redact(url)),
+            Self::Postgres { url, schema } => match ragloom::postgres::connect_options(url) {
+                Ok(o) => format!(
+                    "postgres://{}@{}:{}/{} (schema {schema})",
+                    o.get_username(),
+                    o.get_host(),
+                    o.get_port(),
+                    o.get_database().unwrap_or(o.get_username())
+                ),
+                Err(_) => format!("postgres://... (schema {schema})"),
+            },
         }
     }
 }
 
-/// A URL with any password replaced by `***`.
-fn redact(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('@') {
-            Some((user, host)) if user.contains(':') => {
-                let name = user.split(':').next().unwrap_or_default();
-                format!("{scheme}://{name}:***@{host}")
-            }
-            _ => url.to_string(),
-        },
-        None => url.to_string(),
+impl std::fmt::Debug for StoreLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may hold a password.
+        f.write_str(&self.label())
     }
 }
 
@@ -185,6 +188,15 @@ impl Index {
         Ok(PostgresKv::connect(url, Self::registry_name(schema)).await?)
     }
 
+    /// The registry if it exists (readers create nothing).
+    async fn existing_registry(
+        &self,
+        url: &str,
+        schema: &str,
+    ) -> Result<Option<PostgresKv>, CliError> {
+        Ok(PostgresKv::open_existing(url, Self::registry_name(schema)).await?)
+    }
+
     fn read_entry(&self, registry: &PostgresKv) -> ragloom::Result<Option<Entry>> {
         registry.read(|t| {
             t.get(&self.key, REGISTRY)?
@@ -197,11 +209,69 @@ impl Index {
         })
     }
 
+    /// What every build name of this source starts with (48 bits of its key's hash).
+    fn build_prefix(&self) -> String {
+        let digest = Sha256::digest(self.key.as_bytes());
+        let hash: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        format!("rl_{hash}_")
+    }
+
     /// The name of this source's build with `settings`.
     fn build_name(&self, settings: &BuildSettings) -> String {
-        let digest = Sha256::digest(self.key.as_bytes());
-        let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-        format!("rl_{hash}_{}", settings.fingerprint())
+        format!("{}{}", self.build_prefix(), settings.fingerprint())
+    }
+
+    /// The lock a writer of this source holds from before it reads the
+    /// live build until it commits: one per source and schema.
+    fn lock_name(&self, schema: &str) -> String {
+        format!("ragloom-source:{schema}:{}", self.key)
+    }
+
+    /// Takes this source's writer lock (PostgreSQL; the embedded store locks
+    /// at [`begin`](Self::begin)), saying so when another ingest makes it
+    /// wait; with `no_wait`, fails at once instead.
+    pub async fn lock_writer(
+        &self,
+        ui: &Ui,
+        no_wait: bool,
+    ) -> Result<Option<WriterLock>, CliError> {
+        let Some((url, schema)) = self.pg() else {
+            return Ok(None);
+        };
+        let name = self.lock_name(schema);
+        let acquire = WriterLock::acquire(url, &name, !no_wait);
+        tokio::pin!(acquire);
+        let taken = tokio::select! {
+            r = &mut acquire => r,
+            () = tokio::time::sleep(Duration::from_secs(1)) => {
+                ui.note("waiting for another ingest of this folder to finish ...");
+                acquire.await
+            }
+        }?;
+        let lock = taken.ok_or_else(another_ingest)?;
+        // The registry exists before any ingest transaction: creating it
+        // inside one would hold the schema's creation lock until its commit.
+        self.registry(url, schema).await?;
+        Ok(Some(lock))
+    }
+
+    /// Drops this source's builds other than `keep` (in PostgreSQL): builds
+    /// an earlier ingest replaced (kept until now for queries still reading
+    /// them) and tables a failed build left. Call it holding the writer lock.
+    pub async fn collect_garbage(&self, keep: Option<&Build>) -> Result<(), CliError> {
+        let Some((url, schema)) = self.pg() else {
+            return Ok(());
+        };
+        let keep = match keep {
+            Some(Build::Postgres(s, _)) => Some(s.name().to_string()),
+            _ => None,
+        };
+        for name in index_names(url, schema, &self.build_prefix()).await? {
+            if Some(&name) != keep.as_ref() {
+                drop_index(url, schema, &name).await?;
+            }
+        }
+        Ok(())
     }
 
     async fn pg_store(
@@ -244,14 +314,27 @@ impl Index {
                 None => Ok(None),
             },
             Some((url, schema)) => {
-                let registry = self.registry(url, schema).await?;
-                match self.read_entry(&registry)? {
-                    Some(e) => Ok(Some(Build::Postgres(
-                        Self::pg_store(url, schema, &e.name, e.embed_dim).await?,
-                        e.embed_dim,
-                    ))),
-                    None => Ok(None),
+                let Some(registry) = self.existing_registry(url, schema).await? else {
+                    return Ok(None);
+                };
+                let Some(e) = self.read_entry(&registry)? else {
+                    return Ok(None);
+                };
+                let build = Build::Postgres(
+                    Self::pg_store(url, schema, &e.name, e.embed_dim).await?,
+                    e.embed_dim,
+                );
+                if let Some(m) = build.manifest()?.filter(|m| m.source != self.key) {
+                    return Err(CliError::new(
+                        exit::FAILURE,
+                        format!(
+                            "the tables of {} hold the index of {}, not of {}",
+                            e.name, m.source, self.key
+                        ),
+                        "ingest with another ?schema= for one of the two",
+                    ));
                 }
+                Ok(Some(build))
             }
         }
     }
@@ -270,10 +353,10 @@ impl Index {
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<usize, CliError>>,
     {
-        let stamp = || {
+        let nanos = || {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
+                .map(|d| d.as_nanos())
                 .unwrap_or_default()
         };
         match self.pg() {
@@ -284,7 +367,7 @@ impl Index {
                     self.dir.dir.join(format!(
                         "index-{}-import-{}.sqlite",
                         settings.fingerprint(),
-                        stamp()
+                        nanos()
                     ))
                 } else {
                     self.dir.db_path(settings)
@@ -297,7 +380,8 @@ impl Index {
             Some((url, schema)) => {
                 let mut name = self.build_name(settings);
                 if import {
-                    name = format!("{name}_i{}", stamp());
+                    // Base 36 keeps the name within PostgreSQL's identifiers.
+                    name = format!("{name}_i{}", base36(nanos()));
                 }
                 match live {
                     Some(Build::Postgres(s, dim)) if s.name() == name => {
@@ -316,22 +400,23 @@ impl Index {
     }
 
     /// Starts the ingest's transaction on `build`, saying so when another
-    /// ingest of this source makes it wait.
-    pub async fn begin(&self, build: &Build, ui: &Ui, no_wait: bool) -> Result<BuildTx, CliError> {
-        let begin = async {
-            match build {
-                Build::Sqlite(store) => store.begin().await.map(|tx| BuildTx::Sqlite {
-                    tx,
-                    store: store.clone(),
-                }),
-                Build::Postgres(store, dim) => store
-                    .begin_locked(&format!("ragloom-source:{}", self.key), !no_wait)
-                    .await
-                    .map(|tx| BuildTx::Postgres {
-                        tx,
-                        embed_dim: *dim,
-                    }),
+    /// ingest of this source makes it wait (in PostgreSQL the writer lock
+    /// taken before, with [`lock_writer`](Self::lock_writer), did the waiting).
+    pub async fn begin(&self, build: &Build, ui: &Ui) -> Result<BuildTx, CliError> {
+        let store = match build {
+            Build::Sqlite(store) => store,
+            Build::Postgres(store, dim) => {
+                return Ok(BuildTx::Postgres {
+                    tx: store.begin().await?,
+                    embed_dim: *dim,
+                });
             }
+        };
+        let begin = async {
+            store.begin().await.map(|tx| BuildTx::Sqlite {
+                tx,
+                store: store.clone(),
+            })
         };
         tokio::pin!(begin);
         let result = tokio::select! {
@@ -343,11 +428,7 @@ impl Index {
         };
         result.map_err(|e| {
             if e.to_string().contains("another process is writing") {
-                CliError::new(
-                    exit::FAILURE,
-                    "another ingest of this folder is running",
-                    "wait for it to finish, or run without --no-wait to wait for it",
-                )
+                another_ingest()
             } else {
                 e.into()
             }
@@ -363,7 +444,7 @@ impl Index {
                 store::commit_build(tx, &store, &self.dir, &db, manifest).await
             }
             BuildTx::Postgres { tx, embed_dim } => {
-                let Some((url, schema)) = self.pg() else {
+                let Some((_, schema)) = self.pg() else {
                     return Err(CliError::new(
                         exit::FAILURE,
                         "a PostgreSQL build outside PostgreSQL mode",
@@ -371,7 +452,6 @@ impl Index {
                     ));
                 };
                 store::write_manifest(&*tx.kv(), manifest)?;
-                let previous = self.read_entry(&self.registry(url, schema).await?)?;
                 let entry = Entry {
                     name: tx.store().name().to_string(),
                     embed_dim,
@@ -382,15 +462,9 @@ impl Index {
                 };
                 let registry = tx.kv_table(Self::registry_name(schema)).await?;
                 registry.write(|t| t.put(&self.key, value, REGISTRY))?;
+                // The build it replaces stays until the next ingest of the
+                // source drops it, so queries reading it now finish.
                 tx.commit().await?;
-                if let Some(old) = previous.filter(|p| p.name != entry.name) {
-                    // Best effort: a leftover build is only space.
-                    if let Ok(s) = Self::pg_store(url, schema, &old.name, old.embed_dim).await {
-                        if let Err(e) = s.drop_tables().await {
-                            tracing::warn!(error = %e, build = old.name, "dropping a replaced build");
-                        }
-                    }
-                }
                 Ok(())
             }
         }
@@ -407,15 +481,16 @@ impl Index {
         })
     }
 
-    /// Removes the whole index (`--clear`); the embedding cache goes too.
-    pub async fn clear(&self) -> Result<(), CliError> {
+    /// Removes the whole index (`--clear`): the source's folder under the
+    /// persist root (with its embedding cache) and, in PostgreSQL, every
+    /// build of the source (the schema's shared embedding cache stays).
+    pub async fn clear(&self, ui: &Ui) -> Result<(), CliError> {
         if let Some((url, schema)) = self.pg() {
-            let registry = self.registry(url, schema).await?;
-            if let Some(e) = self.read_entry(&registry)? {
-                let store = Self::pg_store(url, schema, &e.name, e.embed_dim).await?;
+            let _writer = self.lock_writer(ui, false).await?;
+            if let Some(registry) = self.existing_registry(url, schema).await? {
                 registry.write(|t| t.delete(&self.key, REGISTRY).map(|_| ()))?;
-                store.drop_tables().await?;
             }
+            self.collect_garbage(None).await?;
         }
         self.dir.clear()
     }
@@ -609,6 +684,28 @@ impl BuildTx {
             BuildTx::Postgres { .. } => Ok(()),
         }
     }
+}
+
+fn another_ingest() -> CliError {
+    CliError::new(
+        exit::FAILURE,
+        "another ingest of this folder is running",
+        "wait for it to finish, or run without --no-wait to wait for it",
+    )
+}
+
+fn base36(mut n: u128) -> String {
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// The length of `embed`'s vectors, asked once (for a new PostgreSQL build's

@@ -112,10 +112,11 @@ pub async fn import_llamaindex(
         .iter()
         .find_map(|n| n.embedding.as_ref().map(Vec::len))
         .unwrap_or(1);
+    let _writer = index.lock_writer(ui, false).await?;
     let build = index
         .open_build(None, &settings, true, false, || async { Ok(dim) })
         .await?;
-    let tx = index.begin(&build, ui, false).await?;
+    let tx = index.begin(&build, ui).await?;
     let target = tx.storage_context();
     target.docstore.add_documents(&nodes, true, true).await?;
     // Document hashes as Python recorded them, source documents included.

@@ -242,7 +242,10 @@ pub async fn ingest(
     let started = Instant::now();
     // The live build, opened once: with unchanged settings it is the build
     // this ingest writes. An embedded pointer to a vanished file means a rebuild.
+    // In PostgreSQL the writer lock comes first: what is live is read under it.
+    let _writer = index.lock_writer(ui, opts.no_wait).await?;
     let live = index.open_live(opts.no_wait, true).await?;
+    index.collect_garbage(live.as_ref()).await?;
     let live_manifest = match &live {
         Some(build) => build.manifest()?,
         None => None,
@@ -274,7 +277,7 @@ pub async fn ingest(
             backend::probe_dim(embed.as_ref())
         })
         .await?;
-    let tx = index.begin(&build, ui, opts.no_wait).await?;
+    let tx = index.begin(&build, ui).await?;
     let manifest = tx.read_manifest()?;
     let previous = tx.read_files()?;
     let listed_at_ns = nanos(SystemTime::now());

@@ -84,7 +84,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let source = source_of(&root, a.files.as_deref())?;
             let index = index_of(&source);
             if a.clear {
-                index.clear().await?;
+                index.clear(&ui).await?;
                 ui.note(&format!("cleared the index of {}", source.key));
             }
             if a.files.is_some() {

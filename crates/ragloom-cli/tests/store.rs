@@ -220,12 +220,14 @@ fn new_settings_build_beside_and_replace_the_index_only_when_complete() {
     let s = status(home.path(), &data);
     assert_eq!(s["chunk_size"], 128, "{s}");
     assert!(s["nodes"].as_u64() > before["nodes"].as_u64(), "{s}");
-    let now = index_files(home.path());
-    assert!(!now.is_empty() && !now.contains(&old_files[0]), "{now:?}");
-    // A plain ingest keeps the index's settings.
+    // A plain ingest keeps the index's settings; by its end the replaced
+    // build is gone (the embedded store removes it at once; PostgreSQL keeps
+    // its tables for queries still reading them, until this next ingest).
     let again = ingest(home.path(), &data);
     assert_eq!(again["nodes_written"], 0, "{again}");
     assert_eq!(status(home.path(), &data)["chunk_size"], 128);
+    let now = index_files(home.path());
+    assert!(!now.is_empty() && !now.contains(&old_files[0]), "{now:?}");
 }
 
 /// The build's write lock held from this process, as another ingest would:
@@ -244,7 +246,11 @@ fn hold_write_lock(home: &Path, data: &Path) -> WriteLock {
     }
     use sha2::{Digest, Sha256};
     use sqlx::Connection as _;
-    let key = format!("ragloom-source:{}", data.canonicalize().unwrap().display());
+    let key = format!(
+        "ragloom-source:{}:{}",
+        schema_for(home),
+        data.canonicalize().unwrap().display()
+    );
     let digest = Sha256::digest(key.as_bytes());
     let lock = i64::from_be_bytes(digest[..8].try_into().unwrap());
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -57,9 +57,23 @@ pub fn in_postgres(test: fn()) {
     impl Drop for Cleanup {
         fn drop(&mut self) {
             let schemas = PG.with(|p| p.borrow_mut().take().map(|(_, s)| s).unwrap_or_default());
-            for schema in schemas {
-                pg_execute(&self.0, &format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
-            }
+            // Best effort, and never a second panic while the test unwinds.
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                use sqlx::Connection;
+                if let Ok(mut conn) = sqlx::PgConnection::connect(&self.0).await {
+                    for schema in schemas {
+                        let drop = format!("DROP SCHEMA IF EXISTS {schema} CASCADE");
+                        let _ = sqlx::raw_sql(&drop).execute(&mut conn).await;
+                    }
+                    let _ = conn.close().await;
+                }
+            });
         }
     }
     let _cleanup = Cleanup(url);

@@ -116,7 +116,11 @@ impl Embedding for CachedEmbedding {
                 )));
             }
             let batch_keys: Vec<&Vec<u8>> = missing.iter().map(|&i| &keys[i]).collect();
-            self.cache.put_vectors(&batch_keys, &vectors).await?;
+            // A cache may forget: a write that fails costs a later run the
+            // embedding, not this run its result.
+            if let Err(e) = self.cache.put_vectors(&batch_keys, &vectors).await {
+                tracing::warn!(error = %e, "the embedding cache could not store a batch");
+            }
             let fresh: HashMap<&Vec<u8>, Vec<f32>> = batch_keys.into_iter().zip(vectors).collect();
             for (slot, key) in found.iter_mut().zip(&keys) {
                 if slot.is_none() {

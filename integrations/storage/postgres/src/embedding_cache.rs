@@ -41,6 +41,12 @@ impl PostgresEmbeddingCache {
                         .await
                         .map_err(|e| pg("looking up the embedding cache", e))?;
                     if !exists {
+                        // One creator at a time across machines (see kv.rs).
+                        sqlx::query("SELECT pg_advisory_lock($1)")
+                            .bind(crate::kv::DDL_LOCK)
+                            .execute(&mut *conn)
+                            .await
+                            .map_err(|e| pg("creating the embedding cache", e))?;
                         for ddl in [
                             format!("CREATE SCHEMA IF NOT EXISTS {s}"),
                             format!(
@@ -53,6 +59,11 @@ impl PostgresEmbeddingCache {
                                 .await
                                 .map_err(|e| pg("creating the embedding cache", e))?;
                         }
+                        sqlx::query("SELECT pg_advisory_unlock($1)")
+                            .bind(crate::kv::DDL_LOCK)
+                            .execute(&mut *conn)
+                            .await
+                            .map_err(|e| pg("creating the embedding cache", e))?;
                     }
                     Ok(())
                 })
@@ -102,11 +113,16 @@ impl EmbeddingCacheStore for PostgresEmbeddingCache {
              ON CONFLICT (key) DO NOTHING",
             self.table
         );
-        let keys: Vec<Vec<u8>> = keys.iter().map(|k| k.to_vec()).collect();
-        let blobs: Vec<Vec<u8>> = vectors
+        // In key order: two machines inserting overlapping batches then take
+        // the rows' locks in the same order and cannot deadlock.
+        let mut rows: Vec<(Vec<u8>, Vec<u8>)> = keys
             .iter()
-            .map(|v| v.iter().flat_map(|x| x.to_le_bytes()).collect())
+            .zip(vectors)
+            .map(|(k, v)| (k.to_vec(), v.iter().flat_map(|x| x.to_le_bytes()).collect()))
             .collect();
+        rows.sort();
+        rows.dedup_by(|a, b| a.0 == b.0);
+        let (keys, blobs): (Vec<Vec<u8>>, Vec<Vec<u8>>) = rows.into_iter().unzip();
         self.session
             .run(move |conn| {
                 Box::pin(async move {

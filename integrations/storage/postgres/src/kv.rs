@@ -78,14 +78,31 @@ pub(crate) async fn create_table(conn: &mut PgConnection, name: &KvTableName) ->
     if exists {
         return Ok(());
     }
-    for ddl in create_statements(name) {
-        sqlx::query(&ddl)
-            .execute(&mut *conn)
-            .await
-            .map_err(|e| pg(&format!("creating {}", name.display()), e))?;
-    }
-    Ok(())
+    // `CREATE ... IF NOT EXISTS` races between machines creating the same
+    // schema or table at once: one creator at a time, each checking again.
+    let what = format!("creating {}", name.display());
+    let statements = create_statements(name);
+    in_transaction(conn, &what.clone(), move |conn| {
+        Box::pin(async move {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(DDL_LOCK)
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| pg(&what, e))?;
+            for ddl in statements {
+                sqlx::query(&ddl)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| pg(&what, e))?;
+            }
+            Ok(())
+        })
+    })
+    .await
 }
+
+/// The advisory lock key that serializes ragloom's table creation.
+pub(crate) const DDL_LOCK: i64 = 0x7261_676c_6f6f_6d01;
 
 /// A key-value table of LlamaIndex's `PostgresKVStore` layout, read and
 /// written through a [`PgSession`]: inside its transaction when it has one,
@@ -119,6 +136,27 @@ impl PostgresKv {
         }
     }
 
+    /// The table `name` on the server at `url` if it exists (nothing is
+    /// created: for readers, who may lack the right to create).
+    pub async fn open_existing(url: &str, name: KvTableName) -> Result<Option<Self>> {
+        let options = ragloom_vector_stores_postgres::connect_options(url)?;
+        let session = PgSession::connect(&options).await?;
+        let q = name.qualified();
+        let what = format!("looking up {}", name.display());
+        let exists: bool = session
+            .run(move |conn| {
+                Box::pin(async move {
+                    sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+                        .bind(q)
+                        .fetch_one(&mut *conn)
+                        .await
+                        .map_err(|e| pg(&what, e))
+                })
+            })
+            .await?;
+        Ok(exists.then(|| Self::new(session, name)))
+    }
+
     /// The table `name` on the server at `url`, on a connection of its own
     /// without a transaction (each write is one); created if missing.
     pub async fn connect(url: &str, name: KvTableName) -> Result<Self> {
@@ -139,45 +177,63 @@ impl PostgresKv {
     fn table(&self) -> PgTable<'_> {
         PgTable { kv: self }
     }
-
-    fn statement(&self, sql: &'static str) -> Result<()> {
-        self.session.run_blocking(move |conn| {
-            Box::pin(async move {
-                sqlx::query(sql)
-                    .execute(&mut *conn)
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| pg(sql, e))
-            })
-        })
-    }
 }
 
 impl KvBackend for PostgresKv {
+    /// One consistent view: outside a transaction, a read-only snapshot
+    /// (repeatable read) for the length of `f`.
     fn read<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
-        // One read or write at a time on the session, so that a write's
-        // statements share its transaction alone.
-        let _turn = self.session.turn();
-        f(&mut self.table())
-    }
-
-    fn write<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
+        // One read or write at a time on the session, so that a sequence's
+        // statements share its (sub-)transaction alone.
         let _turn = self.session.turn();
         if self.session.is_transactional() {
-            // The session's transaction holds it; a failure rolls the whole
-            // transaction back, which is the caller's to end.
             return f(&mut self.table());
         }
-        self.statement("BEGIN")?;
-        match f(&mut self.table()) {
-            Ok(out) => {
-                self.statement("COMMIT")?;
-                Ok(out)
-            }
-            Err(e) => {
-                let _ = self.statement("ROLLBACK");
-                Err(e)
-            }
+        let sub = Sub::begin(&self.session, Some(SNAPSHOT))?;
+        let out = f(&mut self.table());
+        sub.end(out.is_ok())?;
+        out
+    }
+
+    /// All of `f` or nothing: a transaction of its own, or inside the
+    /// session's transaction a savepoint, so a failed write leaves the rest
+    /// of the transaction usable, as in the embedded store.
+    fn write<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
+        let _turn = self.session.turn();
+        let sub = Sub::begin(&self.session, None)?;
+        let out = f(&mut self.table());
+        sub.end(out.is_ok())?;
+        out
+    }
+}
+
+const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+/// An open sub-transaction, undone if dropped unended (a panic in `f`).
+struct Sub<'a> {
+    session: &'a PgSession,
+    open: bool,
+}
+
+impl<'a> Sub<'a> {
+    fn begin(session: &'a PgSession, statement: Option<&'static str>) -> Result<Self> {
+        session.begin_sub_blocking(statement)?;
+        Ok(Self {
+            session,
+            open: true,
+        })
+    }
+
+    fn end(mut self, commit: bool) -> Result<()> {
+        self.open = false;
+        self.session.end_sub_blocking(commit)
+    }
+}
+
+impl Drop for Sub<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.session.end_sub_blocking(false);
         }
     }
 }

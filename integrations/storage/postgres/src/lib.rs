@@ -28,11 +28,13 @@
 //! PostgreSQL advisory lock, so a second writer (in any process, on any
 //! machine) waits for the first; readers never wait.
 
+mod admin;
 mod embedding_cache;
 mod kv;
 mod store;
 mod transaction;
 
+pub use admin::{WriterLock, drop_index, index_names, lock_key};
 pub use embedding_cache::PostgresEmbeddingCache;
 pub use kv::{KvTableName, PostgresKv};
 pub use store::{PostgresStore, PostgresStoreBuilder};

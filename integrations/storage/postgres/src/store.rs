@@ -14,6 +14,9 @@ use ragloom_vector_stores_postgres::{PGVectorStore, PROVIDER, PgSession};
 use std::fmt;
 use std::sync::Arc;
 
+/// The longest index name (see [`PostgresStoreBuilder::name`]).
+pub const MAX_NAME: usize = 45;
+
 /// Configures a [`PostgresStore`]: made by [`PostgresStore::builder`].
 #[derive(Debug, Clone)]
 pub struct PostgresStoreBuilder {
@@ -36,7 +39,7 @@ impl PostgresStoreBuilder {
 
     /// The index's name: the vector table is `data_<name>`, the docstore
     /// `data_<name>_docstore`, the index store `data_<name>_indexstore`
-    /// (default `llamaindex`).
+    /// (default `llamaindex`; letters, digits and `_`, at most [`MAX_NAME`]).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into().to_lowercase();
         self
@@ -75,6 +78,14 @@ impl PostgresStoreBuilder {
 
     /// Connects, and creates the schema and tables that are missing.
     pub async fn build(self) -> Result<PostgresStore> {
+        // The longest name derived from it, `data_<name>_indexstore:...`, must
+        // stay apart from the others within PostgreSQL's 63 bytes.
+        if self.name.is_empty() || self.name.len() > MAX_NAME {
+            return Err(Error::InvalidInput(format!(
+                "the index name `{}` must be 1 to {MAX_NAME} characters",
+                self.name
+            )));
+        }
         let vectors = PGVectorStore::from_url(self.url.clone())
             .schema_name(self.schema.clone())
             .table_name(self.name.clone())
@@ -252,7 +263,7 @@ impl PostgresStore {
     /// with an error saying another process is writing.
     pub async fn begin_locked(&self, lock: &str, wait: bool) -> Result<PostgresTransaction> {
         let session = PgSession::begin(self.inner.vectors.connect_options()).await?;
-        let key = lock_key(lock);
+        let key = crate::admin::lock_key(lock);
         let taken: bool = session
             .run(move |conn| {
                 Box::pin(async move {
@@ -283,8 +294,8 @@ impl PostgresStore {
     /// Bytes the index's tables take on the server (with their indexes and TOAST).
     pub async fn size_bytes(&self) -> Result<u64> {
         let names = self.qualified_tables();
-        self.inner
-            .session
+        self.fresh_session()
+            .await?
             .run(move |conn| {
                 Box::pin(async move {
                     let n: i64 = sqlx::query_scalar(
@@ -326,49 +337,29 @@ impl PostgresStore {
 
     /// Drops the index's three tables (everything it holds), in one transaction.
     pub async fn drop_tables(&self) -> Result<()> {
-        let names = self.qualified_tables();
-        self.inner
-            .session
-            .run(move |conn| {
-                Box::pin(async move {
-                    in_transaction(conn, "dropping tables", |conn| {
-                        Box::pin(async move {
-                            for t in names {
-                                sqlx::query(&format!("DROP TABLE IF EXISTS {t}"))
-                                    .execute(&mut *conn)
-                                    .await
-                                    .map_err(|e| {
-                                        Error::provider(PROVIDER, format!("dropping {t}: {e}"), e)
-                                    })?;
-                            }
-                            Ok(())
-                        })
-                    })
-                    .await
-                })
-            })
-            .await
+        crate::admin::drop_tables(
+            self.inner.vectors.connect_options(),
+            self.qualified_tables(),
+        )
+        .await
     }
 
     /// A key-value table of LlamaIndex's layout beside the index (created if
     /// missing), outside any transaction.
     pub async fn kv_table(&self, name: KvTableName) -> Result<PostgresKv> {
+        let session = self.fresh_session().await?;
         let t = name.clone();
-        self.inner
-            .session
+        session
             .run(move |conn| Box::pin(async move { create_table(conn, &t).await }))
             .await?;
-        Ok(PostgresKv::new(self.inner.session.clone(), name))
+        Ok(PostgresKv::new(session, name))
     }
-}
 
-/// A lock name as the `bigint` key of PostgreSQL's advisory locks.
-fn lock_key(name: &str) -> i64 {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(name.as_bytes());
-    let mut bytes = [0u8; 8];
-    bytes.copy_from_slice(&digest[..8]);
-    i64::from_be_bytes(bytes)
+    /// A connection of its own, for statements that must not run inside a
+    /// key-value write of the shared one.
+    async fn fresh_session(&self) -> Result<PgSession> {
+        PgSession::connect(self.inner.vectors.connect_options()).await
+    }
 }
 
 #[async_trait]

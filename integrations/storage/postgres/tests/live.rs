@@ -297,3 +297,48 @@ async fn the_embedding_cache_answers_texts_seen_before_on_any_connection() {
     other.embed_texts(&texts[..1]).await.unwrap();
     assert_eq!(*model.0.lock().unwrap(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_write_in_a_transaction_is_undone_alone() {
+    use ragloom_core::storage::kvstore::KvBackend;
+    use ragloom_storage_postgres::KvTableName;
+    let url = require_pg!();
+    let schema = schema(&url, "savepoint").await;
+    let store = store(&url, &schema, "essays").await;
+    let tx = store.begin().await.unwrap();
+    // jsonb refuses a NUL escape: the server fails this write half-way.
+    let strict = tx
+        .kv_table(KvTableName {
+            schema: schema.clone(),
+            table: "strict".into(),
+            use_jsonb: true,
+        })
+        .await
+        .unwrap();
+    let obj = |v: serde_json::Value| v.as_object().unwrap().clone();
+    let err = strict
+        .write(|t| {
+            t.put("fine", obj(serde_json::json!({"a": 1})), "c")?;
+            t.put("bad", obj(serde_json::json!({"a": "x\u{0}y"})), "c")
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("writing"), "{err}");
+    // The transaction goes on; the failed write left nothing, the next one lands.
+    tx.kv()
+        .write(|t| t.put("kept", obj(serde_json::json!({"b": 2})), "ragloom/test"))
+        .unwrap();
+    assert!(
+        strict
+            .read(|t| t.get("fine", "c").map(|v| v.is_none()))
+            .unwrap()
+    );
+    tx.commit().await.unwrap();
+    let kept = store
+        .kv()
+        .read(|t| {
+            t.get("kept", "ragloom/test")
+                .map(|v| v.map(|v| v.into_owned()))
+        })
+        .unwrap();
+    assert_eq!(kept, Some(obj(serde_json::json!({"b": 2}))));
+}

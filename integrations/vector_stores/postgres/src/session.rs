@@ -10,11 +10,16 @@ use crate::store::PROVIDER;
 use futures::future::BoxFuture;
 use ragloom_core::{Error, Result};
 use sqlx::postgres::PgConnectOptions;
-use sqlx::{Connection, PgConnection};
+use sqlx::{Connection, PgConnection, Postgres, TransactionManager};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{mpsc, oneshot};
+
+/// How long a session waits for the server to accept its connection.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+const BEGIN_READ_COMMITTED: &str = "BEGIN ISOLATION LEVEL READ COMMITTED";
 
 /// Work for the session's connection.
 type Job = Box<dyn for<'c> FnOnce(&'c mut PgConnection) -> BoxFuture<'c, ()> + Send>;
@@ -79,18 +84,38 @@ impl PgSession {
         let (ready, started) = oneshot::channel::<Result<()>>();
         let options = options.clone();
         let where_ = endpoint.clone();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Other(format!("starting a PostgreSQL session: {e}")))?;
         std::thread::Builder::new()
             .name("ragloom-pg-session".into())
             .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = ready.send(Err(Error::Other(format!(
+                            "starting a PostgreSQL session: {e}"
+                        ))));
+                        return;
+                    }
+                };
                 runtime.block_on(async move {
-                    let mut conn = match PgConnection::connect_with(&options).await {
-                        Ok(c) => c,
-                        Err(e) => {
+                    let connect = PgConnection::connect_with(&options);
+                    let mut conn = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
+                        Ok(Ok(c)) => c,
+                        Ok(Err(e)) => {
                             let _ = ready.send(Err(connect_error(&where_, e)));
+                            return;
+                        }
+                        Err(_) => {
+                            let _ = ready.send(Err(Error::provider(
+                                PROVIDER,
+                                format!(
+                                    "cannot connect to PostgreSQL at {where_}: no answer in {} s",
+                                    CONNECT_TIMEOUT.as_secs()
+                                ),
+                                std::io::Error::from(std::io::ErrorKind::TimedOut),
+                            )));
                             return;
                         }
                     };
@@ -102,7 +127,9 @@ impl PgSession {
                         let _ = conn.close().await;
                         return;
                     }
-                    let mut tx = match conn.begin().await {
+                    // READ COMMITTED whatever the server's default: a writer that
+                    // waited for a lock must see what the previous one committed.
+                    let mut tx = match conn.begin_with(BEGIN_READ_COMMITTED).await {
                         Ok(tx) => tx,
                         Err(e) => {
                             let _ = ready.send(Err(pg(&where_, "starting a transaction", e)));
@@ -112,7 +139,22 @@ impl PgSession {
                     let _ = ready.send(Ok(()));
                     match serve(&mut tx, &mut inbox).await {
                         Some((true, reply)) => {
-                            let out = tx.commit().await.map_err(|e| pg(&where_, "committing", e));
+                            // PostgreSQL answers COMMIT in a transaction an error
+                            // aborted with a rollback, and no error: ask first.
+                            let out = match sqlx::query("SELECT 1").execute(&mut *tx).await {
+                                Ok(_) => {
+                                    tx.commit().await.map_err(|e| pg(&where_, "committing", e))
+                                }
+                                Err(e) => {
+                                    let _ = tx.rollback().await;
+                                    Err(pg(
+                                        &where_,
+                                        "the transaction was aborted by an earlier error and \
+                                         rolled back; nothing of it was written",
+                                        e,
+                                    ))
+                                }
+                            };
                             let _ = reply.send(out);
                         }
                         Some((false, reply)) => {
@@ -223,6 +265,41 @@ impl PgSession {
             .send(Msg::End(commit, tx))
             .map_err(|_| self.gone())?;
         rx.await.map_err(|_| self.gone())?
+    }
+
+    /// Starts a sub-transaction for a synchronous caller: a savepoint inside
+    /// the session's transaction, or a transaction (`statement`, e.g. a
+    /// read-only snapshot, else `BEGIN`) on a session without one. sqlx
+    /// tracks it, so statements other jobs nest inside it become savepoints.
+    /// End it with [`end_sub_blocking`](Self::end_sub_blocking); hold
+    /// [`turn`](Self::turn) across the sequence.
+    pub fn begin_sub_blocking(&self, statement: Option<&'static str>) -> Result<()> {
+        let statement = statement.filter(|_| !self.is_transactional());
+        self.run_blocking(move |conn| {
+            Box::pin(async move {
+                <Postgres as sqlx::Database>::TransactionManager::begin(
+                    conn,
+                    statement.map(std::borrow::Cow::Borrowed),
+                )
+                .await
+                .map_err(|e| Error::provider(PROVIDER, format!("starting a transaction: {e}"), e))
+            })
+        })
+    }
+
+    /// Ends the sub-transaction [`begin_sub_blocking`](Self::begin_sub_blocking)
+    /// started: keeps its writes (`commit`) or undoes them.
+    pub fn end_sub_blocking(&self, commit: bool) -> Result<()> {
+        self.run_blocking(move |conn| {
+            Box::pin(async move {
+                let out = if commit {
+                    <Postgres as sqlx::Database>::TransactionManager::commit(conn).await
+                } else {
+                    <Postgres as sqlx::Database>::TransactionManager::rollback(conn).await
+                };
+                out.map_err(|e| Error::provider(PROVIDER, format!("ending a transaction: {e}"), e))
+            })
+        })
     }
 
     /// Rolls back without waiting (for `Drop`).
