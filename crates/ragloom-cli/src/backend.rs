@@ -258,7 +258,7 @@ impl Index {
     /// Drops this source's builds other than `keep` (in PostgreSQL): builds
     /// an earlier ingest replaced (kept until now for queries still reading
     /// them) and tables a failed build left. Call it holding the writer lock.
-    pub async fn collect_garbage(&self, keep: Option<&Build>) -> Result<(), CliError> {
+    pub async fn collect_garbage(&self, keep: Option<&Build>, ui: &Ui) -> Result<(), CliError> {
         let Some((url, schema)) = self.pg() else {
             return Ok(());
         };
@@ -268,26 +268,33 @@ impl Index {
         };
         for name in index_names(url, schema, &self.build_prefix()).await? {
             if Some(&name) != keep.as_ref() {
-                drop_index(url, schema, &name).await?;
+                // Only space: a build still in use is dropped by a later ingest.
+                if let Err(e) = drop_index(url, schema, &name).await {
+                    ui.warn(&format!("kept the replaced build {name} for now: {e}"));
+                }
             }
         }
         Ok(())
     }
 
+    /// The build `name`; with `setup`, its missing tables are created (for
+    /// writers), else a missing one is `Error::NotFound`.
     async fn pg_store(
         url: &str,
         schema: &str,
         name: &str,
         embed_dim: usize,
-    ) -> Result<PostgresStore, CliError> {
-        Ok(PostgresStore::builder(url)
+        setup: bool,
+    ) -> ragloom::Result<PostgresStore> {
+        PostgresStore::builder(url)
             .schema(schema)
             .name(name)
             .embed_dim(embed_dim.max(1))
             .hybrid_search(true)
             .allow_missing_embeddings(true)
+            .perform_setup(setup)
             .build()
-            .await?)
+            .await
     }
 
     /// The live build, `None` if nothing was ingested here yet. With
@@ -320,10 +327,20 @@ impl Index {
                 let Some(e) = self.read_entry(&registry)? else {
                     return Ok(None);
                 };
-                let build = Build::Postgres(
-                    Self::pg_store(url, schema, &e.name, e.embed_dim).await?,
-                    e.embed_dim,
-                );
+                let store = match Self::pg_store(url, schema, &e.name, e.embed_dim, false).await {
+                    Ok(s) => s,
+                    // Tables dropped under the registry: an ingest rebuilds them.
+                    Err(ragloom::Error::NotFound(_)) if rebuild_missing => return Ok(None),
+                    Err(ragloom::Error::NotFound(what)) => {
+                        return Err(CliError::new(
+                            exit::FAILURE,
+                            format!("the index of {} is damaged: {what}", self.key),
+                            format!("rebuild it with `ragloom rag --clear --files {}`", self.key),
+                        ));
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                let build = Build::Postgres(store, e.embed_dim);
                 if let Some(m) = build.manifest()?.filter(|m| m.source != self.key) {
                     return Err(CliError::new(
                         exit::FAILURE,
@@ -390,7 +407,7 @@ impl Index {
                     _ => {
                         let dim = embed_dim().await?;
                         Ok(Build::Postgres(
-                            Self::pg_store(url, schema, &name, dim).await?,
+                            Self::pg_store(url, schema, &name, dim, true).await?,
                             dim,
                         ))
                     }
@@ -436,7 +453,8 @@ impl Index {
     }
 
     /// Writes `manifest` in the build's transaction, commits it and makes
-    /// the build live; the build it replaced is removed.
+    /// the build live. The embedded store removes the build it replaced at
+    /// once; in PostgreSQL the next ingest of the source drops it.
     pub async fn commit(&self, tx: BuildTx, manifest: &Manifest) -> Result<(), CliError> {
         match tx {
             BuildTx::Sqlite { tx, store } => {
@@ -490,7 +508,7 @@ impl Index {
             if let Some(registry) = self.existing_registry(url, schema).await? {
                 registry.write(|t| t.delete(&self.key, REGISTRY).map(|_| ()))?;
             }
-            self.collect_garbage(None).await?;
+            self.collect_garbage(None, ui).await?;
         }
         self.dir.clear()
     }

@@ -245,7 +245,7 @@ pub async fn ingest(
     // In PostgreSQL the writer lock comes first: what is live is read under it.
     let _writer = index.lock_writer(ui, opts.no_wait).await?;
     let live = index.open_live(opts.no_wait, true).await?;
-    index.collect_garbage(live.as_ref()).await?;
+    index.collect_garbage(live.as_ref(), ui).await?;
     let live_manifest = match &live {
         Some(build) => build.manifest()?,
         None => None,

@@ -49,7 +49,14 @@ fn ingest_is_incremental() {
         .success();
     let s = status(home.path(), &data);
     assert_eq!(s["last_ingest"]["ingested"], 0, "{s}");
-    assert_eq!(s["last_ingest"]["unchanged"], 2, "{s}");
+    // Each file is skipped by its size and time, or (written in the second
+    // the first ingest listed the folder: racy) read again and found unchanged.
+    let l = &s["last_ingest"];
+    assert_eq!(
+        l["unchanged"].as_u64().unwrap() + l["files_unchanged"].as_u64().unwrap(),
+        2,
+        "{s}"
+    );
     assert_eq!(s["last_ingest"]["nodes_written"], 0, "{s}");
     assert_eq!(s["documents"], 2, "{s}");
     if postgres_mode() {

@@ -220,6 +220,10 @@ fn new_settings_build_beside_and_replace_the_index_only_when_complete() {
     let s = status(home.path(), &data);
     assert_eq!(s["chunk_size"], 128, "{s}");
     assert!(s["nodes"].as_u64() > before["nodes"].as_u64(), "{s}");
+    if !postgres_mode() {
+        // The embedded store removes the replaced build at once.
+        assert!(!index_files(home.path()).contains(&old_files[0]));
+    }
     // A plain ingest keeps the index's settings; by its end the replaced
     // build is gone (the embedded store removes it at once; PostgreSQL keeps
     // its tables for queries still reading them, until this next ingest).

@@ -66,10 +66,14 @@ pub async fn index_names(url: &str, schema: &str, prefix: &str) -> Result<Vec<St
     let tables: Vec<String> = session
         .run(move |conn| {
             Box::pin(async move {
+                // pg_class, not information_schema: it lists tables whatever
+                // the role's rights on them.
                 sqlx::query_scalar(
-                    "SELECT table_name::text FROM information_schema.tables \
-                     WHERE table_schema = $1 AND starts_with(table_name, $2) \
-                     AND right(table_name, 9) = '_docstore' ORDER BY 1",
+                    "SELECT c.relname::text FROM pg_class c \
+                     JOIN pg_namespace n ON n.oid = c.relnamespace \
+                     WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') \
+                     AND starts_with(c.relname, $2) AND right(c.relname, 9) = '_docstore' \
+                     ORDER BY 1",
                 )
                 .bind(schema)
                 .bind(format!("data_{prefix}"))
@@ -111,6 +115,12 @@ pub(crate) async fn drop_tables(
     session
         .run(move |conn| {
             Box::pin(async move {
+                // A reader still on the tables would make DROP wait (and every
+                // reader after it): give up instead, to try again later.
+                sqlx::query("SET LOCAL lock_timeout = '5s'")
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| pg("setting a lock timeout", e))?;
                 for t in tables {
                     sqlx::query(&format!("DROP TABLE IF EXISTS {t}"))
                         .execute(&mut *conn)

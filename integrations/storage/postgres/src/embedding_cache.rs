@@ -59,6 +59,8 @@ impl PostgresEmbeddingCache {
                                 .await
                                 .map_err(|e| pg("creating the embedding cache", e))?;
                         }
+                        // On an error above the lock is not released here: the
+                        // session, and with it the connection, is dropped.
                         sqlx::query("SELECT pg_advisory_unlock($1)")
                             .bind(crate::kv::DDL_LOCK)
                             .execute(&mut *conn)

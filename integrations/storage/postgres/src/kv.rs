@@ -101,6 +101,23 @@ pub(crate) async fn create_table(conn: &mut PgConnection, name: &KvTableName) ->
     .await
 }
 
+/// An error unless the table exists.
+pub(crate) async fn require_table(conn: &mut PgConnection, name: &KvTableName) -> Result<()> {
+    let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+        .bind(name.qualified())
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(|e| pg(&format!("looking up {}", name.display()), e))?;
+    if exists {
+        Ok(())
+    } else {
+        Err(Error::NotFound(format!(
+            "table {} does not exist",
+            name.display()
+        )))
+    }
+}
+
 /// The advisory lock key that serializes ragloom's table creation.
 pub(crate) const DDL_LOCK: i64 = 0x7261_676c_6f6f_6d01;
 
@@ -191,8 +208,9 @@ impl KvBackend for PostgresKv {
         }
         let sub = Sub::begin(&self.session, Some(SNAPSHOT))?;
         let out = f(&mut self.table());
-        sub.end(out.is_ok())?;
-        out
+        let ended = sub.end(out.is_ok());
+        // `f`'s own error first: it says what went wrong.
+        out.and_then(|o| ended.map(|()| o))
     }
 
     /// All of `f` or nothing: a transaction of its own, or inside the
@@ -202,8 +220,8 @@ impl KvBackend for PostgresKv {
         let _turn = self.session.turn();
         let sub = Sub::begin(&self.session, None)?;
         let out = f(&mut self.table());
-        sub.end(out.is_ok())?;
-        out
+        let ended = sub.end(out.is_ok());
+        out.and_then(|o| ended.map(|()| o))
     }
 }
 

@@ -1,7 +1,7 @@
 //! `PostgresStore`: the three stores of one index on one server, and how to
 //! open a transaction across them.
 
-use crate::kv::{KvTableName, PostgresKv, create_table, in_transaction, quote_ident};
+use crate::kv::{KvTableName, PostgresKv, create_table, quote_ident, require_table};
 use crate::transaction::PostgresTransaction;
 use crate::{PostgresDocumentStore, PostgresIndexStore};
 use async_trait::async_trait;
@@ -28,9 +28,18 @@ pub struct PostgresStoreBuilder {
     text_search_config: String,
     allow_missing_embeddings: bool,
     kv_jsonb: bool,
+    perform_setup: bool,
 }
 
 impl PostgresStoreBuilder {
+    /// Creates the schema and tables that are missing (default on, as in
+    /// LlamaIndex); off, a missing table is an `Error::NotFound` and nothing
+    /// is created (for readers without the right to create).
+    pub fn perform_setup(mut self, yes: bool) -> Self {
+        self.perform_setup = yes;
+        self
+    }
+
     /// The schema of every table (default `public`).
     pub fn schema(mut self, schema: impl Into<String>) -> Self {
         self.schema = schema.into().to_lowercase();
@@ -93,6 +102,7 @@ impl PostgresStoreBuilder {
             .hybrid_search(self.hybrid_search)
             .text_search_config(self.text_search_config.clone())
             .allow_missing_embeddings(self.allow_missing_embeddings)
+            .perform_setup(self.perform_setup)
             .build()?;
         let table = |suffix: &str| KvTableName {
             schema: self.schema.clone(),
@@ -103,18 +113,18 @@ impl PostgresStoreBuilder {
         let index_store = table("indexstore");
         let session = PgSession::connect(vectors.connect_options()).await?;
         let tables = vec![docstore.clone(), index_store.clone()];
+        let setup = self.perform_setup;
         session
             .run(move |conn| {
                 Box::pin(async move {
-                    in_transaction(conn, "creating the key-value tables", |conn| {
-                        Box::pin(async move {
-                            for t in &tables {
-                                create_table(conn, t).await?;
-                            }
-                            Ok(())
-                        })
-                    })
-                    .await
+                    for t in &tables {
+                        if setup {
+                            create_table(conn, t).await?;
+                        } else {
+                            require_table(conn, t).await?;
+                        }
+                    }
+                    Ok(())
                 })
             })
             .await?;
@@ -169,6 +179,7 @@ impl PostgresStore {
             text_search_config: "english".into(),
             allow_missing_embeddings: false,
             kv_jsonb: false,
+            perform_setup: true,
         }
     }
 

@@ -2,7 +2,7 @@
 //! writer's advisory lock, shared by the index's three stores.
 
 use crate::PostgresStore;
-use crate::kv::{KvTableName, PostgresKv, create_table};
+use crate::kv::{KvTableName, PostgresKv};
 use async_trait::async_trait;
 use ragloom_core::Result;
 use ragloom_core::storage::{StorageContext, StoreTransaction};
@@ -42,13 +42,12 @@ impl PostgresTransaction {
         ))
     }
 
-    /// A key-value table of LlamaIndex's layout inside this transaction
-    /// (created in it if missing).
+    /// A key-value table of LlamaIndex's layout, written inside this
+    /// transaction (created first, on its own, if missing).
     pub async fn kv_table(&self, name: KvTableName) -> Result<PostgresKv> {
-        let t = name.clone();
-        self.session
-            .run(move |conn| Box::pin(async move { create_table(conn, &t).await }))
-            .await?;
+        // Created (if missing) outside this transaction: created inside, the
+        // creation lock would be held until it ends, stalling every creator.
+        self.store.kv_table(name.clone()).await?;
         Ok(PostgresKv::new(self.session.clone(), name))
     }
 

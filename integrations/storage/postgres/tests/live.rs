@@ -342,3 +342,54 @@ async fn a_failed_write_in_a_transaction_is_undone_alone() {
         .unwrap();
     assert_eq!(kept, Some(obj(serde_json::json!({"b": 2}))));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_an_error_rolled_back_refuses_to_commit() {
+    use ragloom_core::storage::kvstore::KvBackend;
+    use ragloom_storage_postgres::KvTableName;
+    let url = require_pg!();
+    let schema = schema(&url, "aborted").await;
+    let store = store(&url, &schema, "essays").await;
+    let obj = |v: serde_json::Value| v.as_object().unwrap().clone();
+    let tx = store.begin().await.unwrap();
+    tx.kv()
+        .write(|t| t.put("before", obj(serde_json::json!({"a": 1})), "ragloom/test"))
+        .unwrap();
+    // A table that vanishes under the transaction: reading it fails on the
+    // server, outside any savepoint, and aborts the transaction.
+    let gone = tx
+        .kv_table(KvTableName {
+            schema: schema.clone(),
+            table: "gone".into(),
+            use_jsonb: false,
+        })
+        .await
+        .unwrap();
+    let mut conn = PgConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql(&format!("DROP TABLE {schema}.data_gone"))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert!(gone.read(|t| t.get("k", "c").map(|_| ())).is_err());
+    // Whatever comes after fails or is refused, and the commit says so.
+    let _ = tx
+        .kv()
+        .write(|t| t.put("after", obj(serde_json::json!({"b": 2})), "ragloom/test"));
+    let err = tx.commit().await.unwrap_err();
+    assert!(err.to_string().contains("rolled back"), "{err}");
+    let seen = store
+        .kv()
+        .read(|t| {
+            Ok((
+                t.get("before", "ragloom/test")?.is_some(),
+                t.get("after", "ragloom/test")?.is_some(),
+            ))
+        })
+        .unwrap();
+    assert_eq!(
+        seen,
+        (false, false),
+        "nothing of the transaction may be written"
+    );
+    conn.close().await.unwrap();
+}

@@ -42,6 +42,9 @@ pub struct PgSession {
 struct Inner {
     jobs: mpsc::UnboundedSender<Msg>,
     ended: AtomicBool,
+    /// Set by the connection's thread when the session's transaction was
+    /// rolled back under it (an error where no savepoint could catch it).
+    lost: Arc<AtomicBool>,
     transactional: bool,
     endpoint: String,
     turn: std::sync::Mutex<()>,
@@ -84,6 +87,8 @@ impl PgSession {
         let (ready, started) = oneshot::channel::<Result<()>>();
         let options = options.clone();
         let where_ = endpoint.clone();
+        let lost = Arc::new(AtomicBool::new(false));
+        let lost_here = Arc::clone(&lost);
         std::thread::Builder::new()
             .name("ragloom-pg-session".into())
             .spawn(move || {
@@ -121,7 +126,7 @@ impl PgSession {
                     };
                     if !transactional {
                         let _ = ready.send(Ok(()));
-                        if let Some((_, reply)) = serve(&mut conn, &mut inbox).await {
+                        if let Some((_, reply)) = serve(&mut conn, &mut inbox, None).await {
                             let _ = reply.send(Ok(()));
                         }
                         let _ = conn.close().await;
@@ -137,31 +142,12 @@ impl PgSession {
                         }
                     };
                     let _ = ready.send(Ok(()));
-                    match serve(&mut tx, &mut inbox).await {
-                        Some((true, reply)) => {
-                            // PostgreSQL answers COMMIT in a transaction an error
-                            // aborted with a rollback, and no error: ask first.
-                            let out = match sqlx::query("SELECT 1").execute(&mut *tx).await {
-                                Ok(_) => {
-                                    tx.commit().await.map_err(|e| pg(&where_, "committing", e))
-                                }
-                                Err(e) => {
-                                    let _ = tx.rollback().await;
-                                    Err(pg(
-                                        &where_,
-                                        "the transaction was aborted by an earlier error and \
-                                         rolled back; nothing of it was written",
-                                        e,
-                                    ))
-                                }
-                            };
-                            let _ = reply.send(out);
-                        }
-                        Some((false, reply)) => {
-                            let out = tx
-                                .rollback()
-                                .await
-                                .map_err(|e| pg(&where_, "rolling back", e));
+                    match serve(&mut tx, &mut inbox, Some(&lost_here)).await {
+                        Some((commit, reply)) => {
+                            // Through sqlx's depth, so the dropped handle below
+                            // finds nothing left to roll back.
+                            let out = finish(&mut tx, commit, &lost_here, &where_).await;
+                            drop(tx);
                             let _ = reply.send(out);
                         }
                         // Every handle dropped: dropping the transaction rolls it back.
@@ -181,6 +167,7 @@ impl PgSession {
                 transactional,
                 endpoint,
                 turn: std::sync::Mutex::new(()),
+                lost,
             }),
         })
     }
@@ -215,6 +202,13 @@ impl PgSession {
     }
 
     fn gone(&self) -> Error {
+        if self.inner.lost.load(Ordering::SeqCst) {
+            return Error::Other(format!(
+                "the transaction on PostgreSQL at {} was rolled back by an earlier error; \
+                 start a new one",
+                self.inner.endpoint
+            ));
+        }
         Error::Other(format!(
             "the PostgreSQL session with {} ended (its connection closed)",
             self.inner.endpoint
@@ -292,10 +286,18 @@ impl PgSession {
     pub fn end_sub_blocking(&self, commit: bool) -> Result<()> {
         self.run_blocking(move |conn| {
             Box::pin(async move {
+                type Tm = <Postgres as sqlx::Database>::TransactionManager;
                 let out = if commit {
-                    <Postgres as sqlx::Database>::TransactionManager::commit(conn).await
+                    match Tm::commit(conn).await {
+                        // sqlx keeps the level open when its commit fails: close it.
+                        Err(e) => {
+                            let _ = Tm::rollback(conn).await;
+                            Err(e)
+                        }
+                        ok => ok,
+                    }
                 } else {
-                    <Postgres as sqlx::Database>::TransactionManager::rollback(conn).await
+                    Tm::rollback(conn).await
                 };
                 out.map_err(|e| Error::provider(PROVIDER, format!("ending a transaction: {e}"), e))
             })
@@ -313,17 +315,92 @@ impl PgSession {
 
 /// Runs jobs until the session ends; returns how it ended (`None`: every
 /// handle was dropped).
+/// Runs jobs until the session ends; returns how it ended (`None`: every
+/// handle was dropped). With `lost`, the connection holds the session's
+/// transaction (depth 1 between jobs): a job after which it no longer does
+/// (sqlx rolled it back when a savepoint could not be made in an aborted
+/// transaction) marks the session lost, and later jobs are not run.
 async fn serve(
     conn: &mut PgConnection,
     inbox: &mut mpsc::UnboundedReceiver<Msg>,
+    lost: Option<&AtomicBool>,
 ) -> Option<(bool, oneshot::Sender<Result<()>>)> {
     while let Some(msg) = inbox.recv().await {
         match msg {
-            Msg::Job(job) => job(conn).await,
+            // Dropped unrun: its caller gets the session's error.
+            Msg::Job(_) if lost.is_some_and(|l| l.load(Ordering::SeqCst)) => {}
+            Msg::Job(job) => {
+                job(conn).await;
+                if let Some(lost) = lost {
+                    if <Postgres as sqlx::Database>::TransactionManager::get_transaction_depth(conn)
+                        == 0
+                    {
+                        lost.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
             Msg::End(commit, reply) => return Some((commit, reply)),
         }
     }
     None
+}
+
+/// Ends the session's transaction: commits it only if it is whole (no job
+/// lost it, no sub-transaction left open, no error aborted it).
+async fn finish(
+    conn: &mut PgConnection,
+    commit: bool,
+    lost: &AtomicBool,
+    endpoint: &str,
+) -> Result<()> {
+    type Tm = <Postgres as sqlx::Database>::TransactionManager;
+    if lost.load(Ordering::SeqCst) {
+        return if commit {
+            Err(Error::Other(format!(
+                "the transaction on PostgreSQL at {endpoint} was rolled back by an earlier \
+                 error; nothing of it was written"
+            )))
+        } else {
+            Ok(())
+        };
+    }
+    if !commit {
+        return rollback_all(conn, endpoint).await;
+    }
+    let depth = Tm::get_transaction_depth(conn);
+    if depth != 1 {
+        let _ = rollback_all(conn, endpoint).await;
+        return Err(Error::Other(format!(
+            "a sub-transaction was left open ({} deep) on PostgreSQL at {endpoint}; \
+             the transaction was rolled back",
+            depth.saturating_sub(1)
+        )));
+    }
+    // PostgreSQL answers COMMIT in a transaction an error aborted with a
+    // rollback, and no error: ask first.
+    if let Err(e) = sqlx::query("SELECT 1").execute(&mut *conn).await {
+        let _ = rollback_all(conn, endpoint).await;
+        return Err(pg(
+            endpoint,
+            "the transaction was aborted by an earlier error and rolled back; \
+             nothing of it was written",
+            e,
+        ));
+    }
+    Tm::commit(conn)
+        .await
+        .map_err(|e| pg(endpoint, "committing", e))
+}
+
+/// Rolls back every level of the open transaction.
+async fn rollback_all(conn: &mut PgConnection, endpoint: &str) -> Result<()> {
+    type Tm = <Postgres as sqlx::Database>::TransactionManager;
+    while Tm::get_transaction_depth(conn) > 0 {
+        Tm::rollback(conn)
+            .await
+            .map_err(|e| pg(endpoint, "rolling back", e))?;
+    }
+    Ok(())
 }
 
 fn pg(endpoint: &str, what: &str, e: sqlx::Error) -> Error {
