@@ -37,7 +37,7 @@ mod transaction;
 pub use admin::{WriterLock, drop_index, index_names, lock_key};
 pub use embedding_cache::PostgresEmbeddingCache;
 pub use kv::{KvTableName, PostgresKv};
-pub use store::{PostgresStore, PostgresStoreBuilder};
+pub use store::{MAX_NAME, PostgresStore, PostgresStoreBuilder};
 pub use transaction::PostgresTransaction;
 
 use ragloom_core::storage::docstore::KvDocumentStore;
