@@ -726,11 +726,16 @@ fn base36(mut n: u128) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// The length of `embed`'s vectors, asked once (for a new PostgreSQL build's
-/// `vector(n)` column); 1 without a model (no vectors are stored).
+/// The length of `embed`'s vectors, for a new PostgreSQL build's `vector(n)`
+/// column: as the model says, else from one query; 1 without a model (no
+/// vectors are stored).
 pub async fn probe_dim(embed: Option<&Arc<dyn Embedding>>) -> Result<usize, CliError> {
     match embed {
-        Some(e) => Ok(e.embed_query("ragloom").await?.len().max(1)),
+        // A model that knows its length is not called.
+        Some(e) => match e.dimensions() {
+            Some(n) => Ok(n.max(1)),
+            None => Ok(e.embed_query("ragloom").await?.len().max(1)),
+        },
         None => Ok(1),
     }
 }

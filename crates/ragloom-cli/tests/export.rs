@@ -15,9 +15,13 @@ use std::path::Path;
 
 /// Asserts the live index holds the nodes, document hashes and top-k that
 /// Python printed (`nodes`, `hashes`, `top` of the scripts in tests/py).
-async fn assert_as_python(store: &SqliteStore, python: &serde_json::Value, query: Vec<f32>) {
-    let nodes: BTreeMap<String, (String, String)> = store
-        .docstore()
+async fn assert_as_python(
+    docstore: &dyn DocStore,
+    vectors: &dyn VectorStore,
+    python: &serde_json::Value,
+    query: Vec<f32>,
+) {
+    let nodes: BTreeMap<String, (String, String)> = docstore
         .docs()
         .await
         .unwrap()
@@ -27,21 +31,30 @@ async fn assert_as_python(store: &SqliteStore, python: &serde_json::Value, query
     let want: BTreeMap<String, (String, String)> =
         serde_json::from_value(python["nodes"].clone()).unwrap();
     assert_eq!(nodes, want);
-    let hashes = store.docstore().get_all_document_hashes().await.unwrap();
+    let hashes = docstore.get_all_document_hashes().await.unwrap();
     let want: BTreeMap<String, String> = serde_json::from_value(python["hashes"].clone()).unwrap();
     assert_eq!(hashes, want);
-    let want: Vec<(String, f32)> = serde_json::from_value(python["top"].clone()).unwrap();
-    let top = store
-        .vector_store()
-        .query(&VectorStoreQuery::new(query, want.len()))
-        .await
-        .unwrap();
+    assert_top(vectors, python, "top", VectorStoreQuery::new(query, 3)).await;
+}
+
+/// Asserts `vectors` answers `query` with the ids and scores Python printed under `key`.
+async fn assert_top(
+    vectors: &dyn VectorStore,
+    python: &serde_json::Value,
+    key: &str,
+    mut query: VectorStoreQuery,
+) {
+    let want: Vec<(String, f32)> = serde_json::from_value(python[key].clone()).unwrap();
+    assert!(!want.is_empty(), "{key}: {python}");
+    query.similarity_top_k = want.len();
+    let top = vectors.query(&query).await.unwrap();
     assert_eq!(
         want.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>(),
-        top.ids
+        top.ids,
+        "{key}"
     );
     for ((_, py), rs) in want.iter().zip(&top.similarities) {
-        assert!((py - rs).abs() < 1e-5, "{py} vs {rs}");
+        assert!((py - rs).abs() < 1e-5, "{key}: {py} vs {rs}");
     }
 }
 
@@ -158,7 +171,7 @@ async fn python_loads_the_export_with_the_same_nodes_hashes_and_top_k() {
     ids.sort();
     let indexed: Vec<String> = serde_json::from_value(seen["index_nodes"].clone()).unwrap();
     assert_eq!(indexed, ids);
-    assert_as_python(&store, &seen, query).await;
+    assert_as_python(&*store.docstore(), &*store.vector_store(), &seen, query).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -252,7 +265,13 @@ async fn a_folder_python_persisted_imports_with_its_nodes_hashes_and_top_k() {
     assert!(answer.to_string().contains("heron"), "{answer}");
 
     let store = SqliteStore::open(live_db(home.path())).unwrap();
-    assert_as_python(&store, &python_saw, query).await;
+    assert_as_python(
+        &*store.docstore(),
+        &*store.vector_store(),
+        &python_saw,
+        query,
+    )
+    .await;
 }
 
 /// The build `ragloom --store postgres://...` made live for `home`: its name.
@@ -339,39 +358,23 @@ fn python_opens_postgres() {
         )
         .unwrap();
     rt.block_on(async {
-        let docs = store.docstore().docs().await.unwrap();
-        let nodes: BTreeMap<String, (String, String)> = docs
+        let mut ids: Vec<String> = store
+            .docstore()
+            .docs()
+            .await
+            .unwrap()
             .iter()
-            .map(|n| (n.id_.clone(), (n.hash(), n.text.clone())))
+            .map(|n| n.id_.clone())
             .collect();
-        let want: BTreeMap<String, (String, String)> =
-            serde_json::from_value(seen["nodes"].clone()).unwrap();
-        assert_eq!(nodes, want);
-        let mut ids: Vec<String> = nodes.keys().cloned().collect();
         ids.sort();
         let indexed: Vec<String> = serde_json::from_value(seen["index_nodes"].clone()).unwrap();
         assert_eq!(indexed, ids);
-        let hashes = store.docstore().get_all_document_hashes().await.unwrap();
-        let want: BTreeMap<String, String> =
-            serde_json::from_value(seen["hashes"].clone()).unwrap();
-        assert_eq!(hashes, want);
-        for (key, mut q) in [
-            ("top", VectorStoreQuery::new(query.clone(), 3)),
-            ("text_top", VectorStoreQuery::new(query.clone(), 3)),
-        ] {
-            if key == "text_top" {
-                q.mode = ragloom::vector_stores::VectorStoreQueryMode::TextSearch;
-                q.query_str = Some("bees swarmed in the apple tree".into());
-            }
-            let ours = store.vector_store().query(&q).await.unwrap();
-            let want: Vec<(String, f32)> = serde_json::from_value(seen[key].clone()).unwrap();
-            assert!(!want.is_empty(), "{key}: {seen}");
-            let want_ids: Vec<String> = want.iter().map(|(i, _)| i.clone()).collect();
-            assert_eq!(ours.ids, want_ids, "{key}");
-            for ((_, py), rs) in want.iter().zip(&ours.similarities) {
-                assert!((py - rs).abs() < 1e-5, "{key}: {py} vs {rs}");
-            }
-        }
+        let vectors = store.vector_store();
+        assert_as_python(&*store.docstore(), &*vectors, &seen, query.clone()).await;
+        let mut text = VectorStoreQuery::new(query.clone(), 3);
+        text.mode = ragloom::vector_stores::VectorStoreQueryMode::TextSearch;
+        text.query_str = Some("bees swarmed in the apple tree".into());
+        assert_top(&*vectors, &seen, "text_top", text).await;
     });
 
     // Export from PostgreSQL: the folder Python loads holds the same nodes.
@@ -447,14 +450,10 @@ fn import_into_postgres() {
                 .build(),
         )
         .unwrap();
-    let hashes = rt
-        .block_on(store.docstore().get_all_document_hashes())
-        .unwrap();
-    let want: BTreeMap<String, String> =
-        serde_json::from_value(python_saw["hashes"].clone()).unwrap();
-    assert_eq!(hashes, want);
-    let nodes = rt.block_on(store.docstore().docs()).unwrap();
-    let want: BTreeMap<String, (String, String)> =
-        serde_json::from_value(python_saw["nodes"].clone()).unwrap();
-    assert_eq!(nodes.len(), want.len());
+    rt.block_on(assert_as_python(
+        &*store.docstore(),
+        &*store.vector_store(),
+        &python_saw,
+        query,
+    ));
 }

@@ -1,7 +1,7 @@
 //! `PostgresEmbeddingCache`: core's embedding cache in a table of the server,
 //! so every machine ingesting into it shares the vectors already made.
 
-use crate::kv::quote_ident;
+use crate::kv::{create_if_missing, quote_ident};
 use async_trait::async_trait;
 use ragloom_core::embeddings::EmbeddingCacheStore;
 use ragloom_core::{Error, Result};
@@ -31,43 +31,18 @@ impl PostgresEmbeddingCache {
             quote_ident(schema),
             quote_ident("ragloom_embedding_cache")
         );
-        let (t, s) = (table.clone(), quote_ident(schema));
+        let statements = vec![
+            format!("CREATE SCHEMA IF NOT EXISTS {}", quote_ident(schema)),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {table} \
+                 (key BYTEA PRIMARY KEY, embedding BYTEA NOT NULL)"
+            ),
+        ];
+        let t = table.clone();
         session
             .run(move |conn| {
                 Box::pin(async move {
-                    let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
-                        .bind(&t)
-                        .fetch_one(&mut *conn)
-                        .await
-                        .map_err(|e| pg("looking up the embedding cache", e))?;
-                    if !exists {
-                        // One creator at a time across machines (see kv.rs).
-                        sqlx::query("SELECT pg_advisory_lock($1)")
-                            .bind(crate::kv::DDL_LOCK)
-                            .execute(&mut *conn)
-                            .await
-                            .map_err(|e| pg("creating the embedding cache", e))?;
-                        for ddl in [
-                            format!("CREATE SCHEMA IF NOT EXISTS {s}"),
-                            format!(
-                                "CREATE TABLE IF NOT EXISTS {t} \
-                                 (key BYTEA PRIMARY KEY, embedding BYTEA NOT NULL)"
-                            ),
-                        ] {
-                            sqlx::query(&ddl)
-                                .execute(&mut *conn)
-                                .await
-                                .map_err(|e| pg("creating the embedding cache", e))?;
-                        }
-                        // On an error above the lock is not released here: the
-                        // session, and with it the connection, is dropped.
-                        sqlx::query("SELECT pg_advisory_unlock($1)")
-                            .bind(crate::kv::DDL_LOCK)
-                            .execute(&mut *conn)
-                            .await
-                            .map_err(|e| pg("creating the embedding cache", e))?;
-                    }
-                    Ok(())
+                    create_if_missing(conn, &t, "the embedding cache", statements).await
                 })
             })
             .await?;

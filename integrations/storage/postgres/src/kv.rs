@@ -68,20 +68,30 @@ pub(crate) fn create_statements(name: &KvTableName) -> Vec<String> {
 
 /// Creates the table (and its schema) if missing, in `conn`'s transaction if any.
 pub(crate) async fn create_table(conn: &mut PgConnection, name: &KvTableName) -> Result<()> {
-    // An existing table is left alone: even `CREATE INDEX IF NOT EXISTS`
-    // takes a lock that waits for an open writer, and readers never wait.
-    let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
-        .bind(name.qualified())
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(|e| pg(&format!("looking up {}", name.display()), e))?;
-    if exists {
+    create_if_missing(
+        conn,
+        &name.qualified(),
+        &name.display(),
+        create_statements(name),
+    )
+    .await
+}
+
+/// Runs `statements` unless the table `qualified` exists. An existing table
+/// is left alone: even `CREATE INDEX IF NOT EXISTS` takes a lock that waits
+/// for an open writer, and readers never wait. `CREATE ... IF NOT EXISTS`
+/// races between machines creating the same schema or table at once, so
+/// creators take turns, each checking again.
+pub(crate) async fn create_if_missing(
+    conn: &mut PgConnection,
+    qualified: &str,
+    display: &str,
+    statements: Vec<String>,
+) -> Result<()> {
+    if table_exists(conn, qualified, display).await? {
         return Ok(());
     }
-    // `CREATE ... IF NOT EXISTS` races between machines creating the same
-    // schema or table at once: one creator at a time, each checking again.
-    let what = format!("creating {}", name.display());
-    let statements = create_statements(name);
+    let what = format!("creating {display}");
     in_transaction(conn, &what.clone(), move |conn| {
         Box::pin(async move {
             sqlx::query("SELECT pg_advisory_xact_lock($1)")
@@ -101,14 +111,22 @@ pub(crate) async fn create_table(conn: &mut PgConnection, name: &KvTableName) ->
     .await
 }
 
-/// An error unless the table exists.
-pub(crate) async fn require_table(conn: &mut PgConnection, name: &KvTableName) -> Result<()> {
-    let exists: bool = sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
-        .bind(name.qualified())
+/// Whether the table `qualified` exists.
+pub(crate) async fn table_exists(
+    conn: &mut PgConnection,
+    qualified: &str,
+    display: &str,
+) -> Result<bool> {
+    sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+        .bind(qualified)
         .fetch_one(&mut *conn)
         .await
-        .map_err(|e| pg(&format!("looking up {}", name.display()), e))?;
-    if exists {
+        .map_err(|e| pg(&format!("looking up {display}"), e))
+}
+
+/// An error unless the table exists.
+pub(crate) async fn require_table(conn: &mut PgConnection, name: &KvTableName) -> Result<()> {
+    if table_exists(conn, &name.qualified(), &name.display()).await? {
         Ok(())
     } else {
         Err(Error::NotFound(format!(
@@ -158,18 +176,9 @@ impl PostgresKv {
     pub async fn open_existing(url: &str, name: KvTableName) -> Result<Option<Self>> {
         let options = ragloom_vector_stores_postgres::connect_options(url)?;
         let session = PgSession::connect(&options).await?;
-        let q = name.qualified();
-        let what = format!("looking up {}", name.display());
-        let exists: bool = session
-            .run(move |conn| {
-                Box::pin(async move {
-                    sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
-                        .bind(q)
-                        .fetch_one(&mut *conn)
-                        .await
-                        .map_err(|e| pg(&what, e))
-                })
-            })
+        let (q, d) = (name.qualified(), name.display());
+        let exists = session
+            .run(move |conn| Box::pin(async move { table_exists(conn, &q, &d).await }))
             .await?;
         Ok(exists.then(|| Self::new(session, name)))
     }
