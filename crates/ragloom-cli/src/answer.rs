@@ -89,14 +89,19 @@ impl Engine {
         if *built != ragloom::EmbedSpec::None {
             if *built == spec.embed {
                 if let Some(embed) = spec.embed.build()? {
-                    let dense = build.dense_retriever(embed, top_k).await?;
-                    retriever = Arc::new(
-                        QueryFusionRetriever::builder(vec![dense, keyword])
-                            .mode(FusionMode::ReciprocalRank)
-                            .num_queries(1)
-                            .similarity_top_k(top_k)
-                            .build()?,
-                    );
+                    retriever = match build.hybrid_retriever(embed.clone(), top_k)? {
+                        Some(fused) => fused,
+                        None => {
+                            let dense = build.dense_retriever(embed, top_k).await?;
+                            Arc::new(
+                                QueryFusionRetriever::builder(vec![dense, keyword])
+                                    .mode(FusionMode::ReciprocalRank)
+                                    .num_queries(1)
+                                    .similarity_top_k(top_k)
+                                    .build()?,
+                            )
+                        }
+                    };
                     retrieval = "hybrid";
                 }
             } else {

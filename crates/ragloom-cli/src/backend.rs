@@ -1,11 +1,14 @@
 //! Where an index lives: the embedded store (one SQLite file per build under
-//! the persist folder) or PostgreSQL (`--store postgres://...`), behind one API.
+//! the persist folder), PostgreSQL (`--store postgres://...`) or Qdrant
+//! (`--store qdrant://...`, see [`qdrant`]), behind one API.
 //!
 //! In PostgreSQL a build is three tables in LlamaIndex's layouts, named
 //! `rl_<source hash>_<settings fingerprint>`: `data_<name>` (PGVectorStore,
 //! with full text), `data_<name>_docstore` and `data_<name>_indexstore`. The
 //! table `data_ragloom_indexes` says which build is live for each source; it is
 //! updated in the ingest's own transaction, so a build becomes live whole.
+
+mod qdrant;
 
 use crate::error::{CliError, exit};
 use crate::source::Source;
@@ -38,6 +41,9 @@ pub enum StoreLocation {
     Embedded,
     /// A PostgreSQL server with pgvector; tables in `schema`.
     Postgres { url: String, schema: String },
+    /// A Qdrant server; `url` is its gRPC address (`http://host:6334`),
+    /// `prefix` starts every collection name (empty, or ending in `_`).
+    Qdrant { url: String, prefix: String },
 }
 
 impl StoreLocation {
@@ -48,10 +54,13 @@ impl StoreLocation {
         if v.is_empty() || v == "embedded" || v == "sqlite" {
             return Ok(Self::Embedded);
         }
+        if let Some(rest) = v.strip_prefix("qdrant://") {
+            return Self::parse_qdrant(rest);
+        }
         if !(v.starts_with("postgres://") || v.starts_with("postgresql://")) {
             return Err(CliError::config(
-                "unknown store: give `embedded` or a postgres:// URL".to_string(),
-                "give `embedded` or a URL such as postgres://user@host:5432/db",
+                "unknown store: give `embedded`, a postgres:// or a qdrant:// URL".to_string(),
+                "e.g. postgres://user@host:5432/db or qdrant://localhost:6334",
             ));
         }
         let (base, query) = v.split_once('?').unwrap_or((v, ""));
@@ -85,10 +94,63 @@ impl StoreLocation {
         Ok(Self::Postgres { url, schema })
     }
 
+    /// `qdrant://HOST[:PORT][?prefix=NAME]` (the gRPC port, 6334 by
+    /// default; a prefix keeps several sets of indexes apart on one server).
+    fn parse_qdrant(rest: &str) -> Result<Self, CliError> {
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let mut prefix = String::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("prefix", p))
+                    if !p.is_empty()
+                        && p.chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') =>
+                {
+                    prefix = format!("{p}_");
+                }
+                _ => {
+                    return Err(CliError::config(
+                        format!("`{pair}` is not an option of a qdrant:// store"),
+                        "the one option is ?prefix=NAME (letters, digits and `_`)",
+                    ));
+                }
+            }
+        }
+        let rest = rest.trim_end_matches('/');
+        let bad = || {
+            CliError::config(
+                format!("`qdrant://{rest}` is not a Qdrant address"),
+                "give qdrant://HOST:PORT with Qdrant's gRPC port, e.g. qdrant://localhost:6334",
+            )
+        };
+        if rest.is_empty() || rest.contains(['/', '?', '@', ' ']) {
+            return Err(bad());
+        }
+        let (host, port) = match rest.rsplit_once(':') {
+            Some((h, p)) if !h.is_empty() && !h.ends_with(':') => {
+                (h, p.parse::<u16>().map_err(|_| bad())?)
+            }
+            Some(_) => return Err(bad()),
+            None => (rest, 6334),
+        };
+        Ok(Self::Qdrant {
+            url: format!("http://{host}:{port}"),
+            prefix,
+        })
+    }
+
     /// For messages: the server, user and database, never a password.
     pub fn label(&self) -> String {
         match self {
             Self::Embedded => "embedded".into(),
+            Self::Qdrant { url, prefix } if prefix.is_empty() => {
+                url.replacen("http://", "qdrant://", 1)
+            }
+            Self::Qdrant { url, prefix } => format!(
+                "{}?prefix={}",
+                url.replacen("http://", "qdrant://", 1),
+                prefix.trim_end_matches('_')
+            ),
             Self::Postgres { url, schema } => match ragloom::postgres::connect_options(url) {
                 Ok(o) => format!(
                     "postgres://{}@{}:{}/{} (schema {schema})",
@@ -119,6 +181,23 @@ struct Entry {
     /// The build's name (its tables are `data_<name>...`).
     name: String,
     embed_dim: usize,
+    /// The committed generation (Qdrant).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    generation: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What keeps a second writer of a source out until the first is done.
+#[derive(Debug)]
+pub enum WriterGuard {
+    /// PostgreSQL's advisory lock.
+    Postgres { _lock: WriterLock },
+    /// A lock on a file of the source's folder (Qdrant has no locks: its
+    /// writers of one source must run on one machine).
+    File { _lock: std::fs::File },
 }
 
 /// One source's index, wherever it lives. The folder under the persist root
@@ -135,6 +214,7 @@ pub struct Index {
 pub enum Build {
     Sqlite(SqliteStore),
     Postgres(PostgresStore, usize),
+    Qdrant(qdrant::QdrantBuild),
 }
 
 /// An ingest's transaction on a build.
@@ -148,16 +228,21 @@ pub enum BuildTx {
         tx: PostgresTransaction,
         embed_dim: usize,
     },
+    Qdrant(qdrant::QdrantTx),
 }
 
 /// What `status` says about where an index lives.
 #[derive(Debug, Serialize)]
 pub struct StoreInfo {
-    /// `sqlite` or `postgres`.
+    /// `sqlite`, `postgres` or `qdrant`.
     pub kind: &'static str,
     /// The SQLite file, or the server and tables.
     pub path: String,
     pub size_bytes: u64,
+    /// Qdrant: the build's points (nodes and key-value entries, with those
+    /// an ingest is writing or has just deleted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub points: Option<u64>,
 }
 
 impl Index {
@@ -172,8 +257,40 @@ impl Index {
     fn pg(&self) -> Option<(&str, &str)> {
         match &self.location {
             StoreLocation::Postgres { url, schema } => Some((url, schema)),
-            StoreLocation::Embedded => None,
+            _ => None,
         }
+    }
+
+    fn qd(&self) -> Option<&str> {
+        match &self.location {
+            StoreLocation::Qdrant { url, .. } => Some(url),
+            _ => None,
+        }
+    }
+
+    /// What this store's Qdrant collection names start with.
+    fn qdrant_prefix(&self) -> &str {
+        match &self.location {
+            StoreLocation::Qdrant { prefix, .. } => prefix,
+            _ => "",
+        }
+    }
+
+    /// This source's commit marker in Qdrant.
+    async fn qdrant_entry(&self, url: &str) -> Result<Option<Entry>, CliError> {
+        let Some(v) = qdrant::markers(url, self.qdrant_prefix())?
+            .get(&self.key)
+            .await?
+        else {
+            return Ok(None);
+        };
+        serde_json::from_value(v).map(Some).map_err(|e| {
+            ragloom::Error::InvalidInput(format!(
+                "the commit marker of {} is damaged: {e}",
+                self.key
+            ))
+            .into()
+        })
     }
 
     fn registry_name(schema: &str) -> KvTableName {
@@ -213,7 +330,7 @@ impl Index {
     fn build_prefix(&self) -> String {
         let digest = Sha256::digest(self.key.as_bytes());
         let hash: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-        format!("rl_{hash}_")
+        format!("{}rl_{hash}_", self.qdrant_prefix())
     }
 
     /// The name of this source's build with `settings`.
@@ -234,7 +351,10 @@ impl Index {
         &self,
         ui: &Ui,
         no_wait: bool,
-    ) -> Result<Option<WriterLock>, CliError> {
+    ) -> Result<Option<WriterGuard>, CliError> {
+        if self.qd().is_some() {
+            return self.lock_file(ui, no_wait).await.map(Some);
+        }
         let Some((url, schema)) = self.pg() else {
             return Ok(None);
         };
@@ -252,13 +372,55 @@ impl Index {
         // The registry exists before any ingest transaction: creating it
         // inside one would hold the schema's creation lock until its commit.
         self.registry(url, schema).await?;
-        Ok(Some(lock))
+        Ok(Some(WriterGuard::Postgres { _lock: lock }))
+    }
+
+    /// Takes the lock file of the source's folder, waiting (unless
+    /// `no_wait`) while another process holds it.
+    async fn lock_file(&self, ui: &Ui, no_wait: bool) -> Result<WriterGuard, CliError> {
+        std::fs::create_dir_all(&self.dir.dir)
+            .map_err(|e| ragloom::Error::io("creating", &self.dir.dir, e))?;
+        let path = self.dir.dir.join("writer.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| ragloom::Error::io("opening", &path, e))?;
+        match fs4::FileExt::try_lock(&file) {
+            Ok(()) => return Ok(WriterGuard::File { _lock: file }),
+            Err(fs4::TryLockError::WouldBlock) if !no_wait => {}
+            Err(fs4::TryLockError::WouldBlock) => return Err(another_ingest()),
+            Err(fs4::TryLockError::Error(e)) => {
+                return Err(ragloom::Error::io("locking", &path, e).into());
+            }
+        }
+        ui.note("waiting for another ingest of this folder to finish ...");
+        let file = tokio::task::spawn_blocking(move || fs4::FileExt::lock(&file).map(|()| file))
+            .await
+            .map_err(|e| ragloom::Error::Other(format!("waiting for the writer lock: {e}")))?
+            .map_err(|e| ragloom::Error::io("locking", &path, e))?;
+        Ok(WriterGuard::File { _lock: file })
     }
 
     /// Drops this source's builds other than `keep` (in PostgreSQL): builds
     /// an earlier ingest replaced (kept until now for queries still reading
     /// them) and tables a failed build left. Call it holding the writer lock.
     pub async fn collect_garbage(&self, keep: Option<&Build>, ui: &Ui) -> Result<(), CliError> {
+        if let Some(url) = self.qd() {
+            let keep = match keep {
+                Some(Build::Qdrant(b)) => Some(b.name.clone()),
+                _ => None,
+            };
+            for name in qdrant::build_names(url, &self.build_prefix()).await? {
+                if Some(&name) != keep.as_ref() {
+                    if let Err(e) = qdrant::drop_build(url, &name).await {
+                        ui.warn(&format!("kept the replaced build {name} for now: {e}"));
+                    }
+                }
+            }
+            return Ok(());
+        }
         let Some((url, schema)) = self.pg() else {
             return Ok(());
         };
@@ -307,6 +469,25 @@ impl Index {
         no_wait: bool,
         rebuild_missing: bool,
     ) -> Result<Option<Build>, CliError> {
+        if let Some(url) = self.qd() {
+            let Some(e) = self.qdrant_entry(url).await? else {
+                return Ok(None);
+            };
+            let build = Build::Qdrant(
+                qdrant::QdrantBuild::open(url, &e.name, e.embed_dim, e.generation).await?,
+            );
+            if let Some(m) = build.manifest()?.filter(|m| m.source != self.key) {
+                return Err(CliError::new(
+                    exit::FAILURE,
+                    format!(
+                        "the collections of {} hold the index of {}, not of {}",
+                        e.name, m.source, self.key
+                    ),
+                    "report this as a bug",
+                ));
+            }
+            return Ok(Some(build));
+        }
         match self.pg() {
             None => match self.dir.live_db()? {
                 Some(path) if path.exists() => {
@@ -376,6 +557,22 @@ impl Index {
                 .map(|d| d.as_nanos())
                 .unwrap_or_default()
         };
+        if let Some(url) = self.qd() {
+            let mut name = self.build_name(settings);
+            if import {
+                name = format!("{name}_i{}", base36(nanos()));
+            }
+            return match live {
+                Some(Build::Qdrant(b)) if b.name == name => Ok(Build::Qdrant(b)),
+                _ => {
+                    let dim = embed_dim().await?;
+                    // A new build starts at generation 0: nothing committed.
+                    Ok(Build::Qdrant(
+                        qdrant::QdrantBuild::open(url, &name, dim, 0).await?,
+                    ))
+                }
+            };
+        }
         match self.pg() {
             None => {
                 let path = if import {
@@ -422,6 +619,7 @@ impl Index {
     pub async fn begin(&self, build: &Build, ui: &Ui) -> Result<BuildTx, CliError> {
         let store = match build {
             Build::Sqlite(store) => store,
+            Build::Qdrant(b) => return Ok(BuildTx::Qdrant(b.begin().await?)),
             Build::Postgres(store, dim) => {
                 return Ok(BuildTx::Postgres {
                     tx: store.begin().await?,
@@ -461,6 +659,32 @@ impl Index {
                 let db = store.path().to_path_buf();
                 store::commit_build(tx, &store, &self.dir, &db, manifest).await
             }
+            BuildTx::Qdrant(tx) => {
+                let Some(url) = self.qd() else {
+                    return Err(CliError::new(
+                        exit::FAILURE,
+                        "a Qdrant build outside Qdrant mode",
+                        "report this as a bug",
+                    ));
+                };
+                store::write_manifest(&tx.kv, manifest)?;
+                tx.kv.flush().await?;
+                let committed = tx.generation.writing()?;
+                let entry = Entry {
+                    name: tx.build.name.clone(),
+                    embed_dim: tx.build.embed_dim,
+                    generation: committed,
+                };
+                let value = serde_json::to_value(&entry).map_err(ragloom::Error::from)?;
+                // The commit: one point, written whole.
+                qdrant::markers(url, self.qdrant_prefix())?
+                    .set(&self.key, &value)
+                    .await?;
+                if let Err(e) = qdrant::QdrantBuild::tidy(url, &entry.name, committed).await {
+                    tracing::warn!("left deleted points for the next ingest to remove: {e}");
+                }
+                Ok(())
+            }
             BuildTx::Postgres { tx, embed_dim } => {
                 let Some((_, schema)) = self.pg() else {
                     return Err(CliError::new(
@@ -473,6 +697,7 @@ impl Index {
                 let entry = Entry {
                     name: tx.store().name().to_string(),
                     embed_dim,
+                    generation: 0,
                 };
                 let value = match serde_json::to_value(&entry).map_err(ragloom::Error::from)? {
                     serde_json::Value::Object(m) => m,
@@ -494,6 +719,7 @@ impl Index {
     /// every source and machine using it.
     pub async fn embedding_cache(&self) -> Result<Arc<dyn EmbeddingCacheStore>, CliError> {
         Ok(match self.pg() {
+            // Qdrant keeps them beside the index, in the source's folder.
             None => Arc::new(SqliteStore::open(self.dir.embeddings_path())?),
             Some((url, schema)) => Arc::new(PostgresEmbeddingCache::connect(url, schema).await?),
         })
@@ -503,6 +729,14 @@ impl Index {
     /// persist root (with its embedding cache) and, in PostgreSQL, every
     /// build of the source (the schema's shared embedding cache stays).
     pub async fn clear(&self, ui: &Ui) -> Result<(), CliError> {
+        if let Some(url) = self.qd() {
+            let writer = self.lock_writer(ui, false).await?;
+            qdrant::markers(url, self.qdrant_prefix())?
+                .remove(&self.key)
+                .await?;
+            self.collect_garbage(None, ui).await?;
+            drop(writer);
+        }
         if let Some((url, schema)) = self.pg() {
             let _writer = self.lock_writer(ui, false).await?;
             if let Some(registry) = self.existing_registry(url, schema).await? {
@@ -520,6 +754,7 @@ impl Build {
         match self {
             Build::Sqlite(s) => store::read_manifest(&*s.kv()),
             Build::Postgres(s, _) => store::read_manifest(&*s.kv()),
+            Build::Qdrant(b) => store::read_manifest(&b.kv),
         }
     }
 
@@ -528,6 +763,12 @@ impl Build {
         match self {
             Build::Sqlite(s) => s.docstore(),
             Build::Postgres(s, _) => s.docstore(),
+            Build::Qdrant(b) => {
+                Arc::new(ragloom::storage::docstore::KvDocumentStore::from_backend(
+                    Arc::new(b.kv.clone()),
+                    None,
+                ))
+            }
         }
     }
 
@@ -555,6 +796,43 @@ impl Build {
                     "fulltext",
                 ))
             }
+            Build::Qdrant(b) => {
+                // Sparse search embeds nothing: the model is never called.
+                let index = VectorStoreIndex::from_vector_store(
+                    b.vectors.clone(),
+                    Arc::new(MockEmbedding::new(b.embed_dim.max(1))),
+                )?;
+                Ok((
+                    Arc::new(
+                        index
+                            .as_retriever()
+                            .vector_store_query_mode(VectorStoreQueryMode::Sparse)
+                            .similarity_top_k(top_k),
+                    ),
+                    "sparse",
+                ))
+            }
+        }
+    }
+
+    /// Keyword and dense retrieval fused by the store itself, where it can
+    /// (Qdrant: both searches and their reciprocal rank fusion in one query).
+    pub fn hybrid_retriever(
+        &self,
+        embed: Arc<dyn Embedding>,
+        top_k: usize,
+    ) -> ragloom::Result<Option<Arc<dyn Retriever>>> {
+        match self {
+            Build::Qdrant(b) => {
+                let index = VectorStoreIndex::from_vector_store(b.vectors.clone(), embed)?;
+                Ok(Some(Arc::new(
+                    index
+                        .as_retriever()
+                        .vector_store_query_mode(VectorStoreQueryMode::Hybrid)
+                        .similarity_top_k(top_k),
+                )))
+            }
+            _ => Ok(None),
         }
     }
 
@@ -572,6 +850,7 @@ impl Build {
                     .await?
             }
             Build::Postgres(s, _) => VectorStoreIndex::from_vector_store(s.vector_store(), embed)?,
+            Build::Qdrant(b) => VectorStoreIndex::from_vector_store(b.vectors.clone(), embed)?,
         };
         Ok(Arc::new(index.as_retriever().similarity_top_k(top_k)))
     }
@@ -583,6 +862,7 @@ impl Build {
                 kind: "sqlite",
                 path: s.path().display().to_string(),
                 size_bytes: index.dir.size_bytes(),
+                points: None,
             },
             Build::Postgres(s, _) => StoreInfo {
                 kind: "postgres",
@@ -593,6 +873,19 @@ impl Build {
                     name = s.name()
                 ),
                 size_bytes: s.size_bytes().await?,
+                points: None,
+            },
+            Build::Qdrant(b) => StoreInfo {
+                kind: "qdrant",
+                path: format!(
+                    "{} collections {name}, {name}_kv (generation {})",
+                    index.location.label(),
+                    b.committed,
+                    name = b.name
+                ),
+                // Qdrant reports no sizes: what stays on this machine (the embedding cache).
+                size_bytes: index.dir.size_bytes(),
+                points: Some(b.points().await?),
             },
         })
     }
@@ -629,6 +922,9 @@ impl Build {
                     vectors,
                 ))
             }
+            Build::Qdrant(_) => Err(ragloom::Error::Unsupported(
+                "exporting an index that lives in Qdrant: its vectors stay in Qdrant (LlamaIndex's QdrantVectorStore reads the collection itself)".into(),
+            )),
         }
     }
 }
@@ -660,19 +956,22 @@ impl BuildTx {
         match self {
             BuildTx::Sqlite { tx, .. } => tx.storage_context().clone(),
             BuildTx::Postgres { tx, .. } => tx.storage_context().clone(),
+            BuildTx::Qdrant(tx) => tx.context.clone(),
         }
     }
 
     /// Whether nodes written without embeddings must also go to the vector
-    /// store (PostgreSQL's full text reads the vector table).
+    /// store (PostgreSQL's full text reads the vector table, Qdrant's
+    /// sparse vectors live in the nodes' points).
     pub fn text_rows(&self) -> bool {
-        matches!(self, BuildTx::Postgres { .. })
+        matches!(self, BuildTx::Postgres { .. } | BuildTx::Qdrant(_))
     }
 
     pub fn read_manifest(&self) -> ragloom::Result<Option<Manifest>> {
         match self {
             BuildTx::Sqlite { tx, .. } => store::read_manifest(&*tx.kv()),
             BuildTx::Postgres { tx, .. } => store::read_manifest(&*tx.kv()),
+            BuildTx::Qdrant(tx) => store::read_manifest(&tx.kv),
         }
     }
 
@@ -680,6 +979,7 @@ impl BuildTx {
         match self {
             BuildTx::Sqlite { tx, .. } => store::read_files(&*tx.kv()),
             BuildTx::Postgres { tx, .. } => store::read_files(&*tx.kv()),
+            BuildTx::Qdrant(tx) => store::read_files(&tx.kv),
         }
     }
 
@@ -691,6 +991,7 @@ impl BuildTx {
         match self {
             BuildTx::Sqlite { tx, .. } => store::write_files(&*tx.kv(), seen, gone),
             BuildTx::Postgres { tx, .. } => store::write_files(&*tx.kv(), seen, gone),
+            BuildTx::Qdrant(tx) => store::write_files(&tx.kv, seen, gone),
         }
     }
 
@@ -699,7 +1000,7 @@ impl BuildTx {
     pub fn finish_keyword_index(&self) -> ragloom::Result<()> {
         match self {
             BuildTx::Sqlite { tx, .. } => tx.merge_keyword_index(),
-            BuildTx::Postgres { .. } => Ok(()),
+            BuildTx::Postgres { .. } | BuildTx::Qdrant(_) => Ok(()),
         }
     }
 }

@@ -278,7 +278,7 @@ async fn status(
             "chunk_overlap": manifest.settings.chunk_overlap,
             "schema_version": match &build {
                 backend::Build::Sqlite(s) => Some(s.schema_version()?),
-                backend::Build::Postgres(..) => None,
+                backend::Build::Postgres(..) | backend::Build::Qdrant(_) => None,
             },
             "llm": spec.llm,
             "created": manifest.created,
@@ -303,6 +303,13 @@ async fn status(
                     .unwrap_or_default()
             ))?;
         }
+        "qdrant" => {
+            out::line(format!(
+                "store:       Qdrant {} ({} points)",
+                info.path,
+                info.points.unwrap_or(0)
+            ))?;
+        }
         _ => {
             out::line(format!(
                 "store:       PostgreSQL {} ({})",
@@ -321,6 +328,7 @@ async fn status(
         match manifest.settings.embed {
             ragloom::EmbedSpec::None => match info.kind {
                 "sqlite" => "none (BM25 retrieval)".to_string(),
+                "qdrant" => "none (BM25 sparse-vector retrieval)".to_string(),
                 _ => "none (full-text retrieval)".to_string(),
             },
             ref e => format!("{} (hybrid retrieval)", e.label()),

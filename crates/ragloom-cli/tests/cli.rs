@@ -1,7 +1,7 @@
 //! End-to-end tests of the `ragloom` binary on temporary folders: incremental
 //! ingest (checked through `status`), `--json` output, the offline answer,
 //! errors and exit codes; each store test runs again with every index in
-//! PostgreSQL (module `postgres`).
+//! PostgreSQL (module `postgres`) and in Qdrant (module `qdrant`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -10,7 +10,18 @@ use std::path::Path;
 
 mod common;
 use assert_cmd::Command;
-use common::{json_of, postgres_mode, ragloom, ragloom_process, status};
+use common::{json_of, postgres_mode, qdrant_mode, ragloom, ragloom_process, status};
+
+/// What keyword retrieval is called in the running test's store mode.
+fn keyword_retrieval() -> &'static str {
+    if postgres_mode() {
+        "fulltext"
+    } else if qdrant_mode() {
+        "sparse"
+    } else {
+        "bm25"
+    }
+}
 
 fn corpus(dir: &Path) {
     std::fs::create_dir_all(dir.join("notes")).unwrap();
@@ -65,12 +76,20 @@ fn ingest_is_incremental() {
             s["store"]["path"].as_str().unwrap().contains("_docstore"),
             "{s}"
         );
+    } else if qdrant_mode() {
+        assert_eq!(s["store"]["kind"], "qdrant", "{s}");
+        assert!(s["store"]["path"].as_str().unwrap().contains("_kv"), "{s}");
+        // Nodes and key-value points.
+        assert!(s["store"]["points"].as_u64().unwrap() > 2, "{s}");
     } else {
         assert_eq!(s["store"]["kind"], "sqlite", "{s}");
         let db = s["store"]["path"].as_str().unwrap();
         assert!(db.ends_with(".sqlite") && Path::new(db).exists(), "{s}");
     }
-    assert!(s["store"]["size_bytes"].as_u64().unwrap() > 0, "{s}");
+    if !qdrant_mode() {
+        // Qdrant reports points, not bytes.
+        assert!(s["store"]["size_bytes"].as_u64().unwrap() > 0, "{s}");
+    }
     let nodes_before = s["nodes"].as_u64().unwrap();
 
     // An edited file is ingested again, alone.
@@ -151,8 +170,7 @@ fn offline_rag_answers_with_passages_from_the_right_file() {
         .success();
     let a = json_of(&out.get_output().stdout);
     assert_eq!(a["mode"], "passages");
-    let keyword = if postgres_mode() { "fulltext" } else { "bm25" };
-    assert_eq!(a["retrieval"], keyword);
+    assert_eq!(a["retrieval"], keyword_retrieval());
     assert!(a["answer"].is_null());
     assert_eq!(a["sources"][0]["file"], "garden.md", "{a}");
     assert!(a["sources"][0]["score"].as_f64().unwrap() > 0.0);
@@ -326,8 +344,7 @@ fn a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun() {
         .assert()
         .success();
     let a = json_of(&out.get_output().stdout);
-    let keyword = if postgres_mode() { "fulltext" } else { "bm25" };
-    assert_eq!(a["retrieval"], keyword, "{a}");
+    assert_eq!(a["retrieval"], keyword_retrieval(), "{a}");
     assert_eq!(a["sources"][0]["file"], "notes/boat.txt", "{a}");
     let err = String::from_utf8_lossy(&out.get_output().stderr);
     assert!(err.contains("using keyword retrieval only"), "{err}");
@@ -545,5 +562,58 @@ mod postgres {
     #[test]
     fn chat_answers_each_line_and_ends_at_end_of_input() {
         in_postgres(super::chat_answers_each_line_and_ends_at_end_of_input);
+    }
+}
+
+/// The same tests with every index in Qdrant (`--store qdrant://...`, a
+/// collection prefix per test home), each against a Qdrant test server of its own.
+mod qdrant {
+    use crate::common::in_qdrant;
+
+    #[test]
+    fn ingest_is_incremental() {
+        in_qdrant(super::ingest_is_incremental);
+    }
+
+    #[test]
+    fn offline_rag_answers_with_passages_from_the_right_file() {
+        in_qdrant(super::offline_rag_answers_with_passages_from_the_right_file);
+    }
+
+    #[test]
+    fn files_with_the_same_content_are_each_indexed() {
+        in_qdrant(super::files_with_the_same_content_are_each_indexed);
+    }
+
+    #[test]
+    fn clear_rebuilds_from_scratch() {
+        in_qdrant(super::clear_rebuilds_from_scratch);
+    }
+
+    #[test]
+    fn globs_select_files() {
+        in_qdrant(super::globs_select_files);
+    }
+
+    #[test]
+    fn errors_are_one_line_with_a_hint_and_an_exit_code() {
+        in_qdrant(super::errors_are_one_line_with_a_hint_and_an_exit_code);
+    }
+
+    #[cfg(feature = "huggingface")]
+    #[test]
+    fn a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun() {
+        in_qdrant(super::a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun);
+    }
+
+    #[cfg(feature = "openai")]
+    #[test]
+    fn a_configured_llm_generates_the_answer_with_its_sources() {
+        in_qdrant(super::a_configured_llm_generates_the_answer_with_its_sources);
+    }
+
+    #[test]
+    fn chat_answers_each_line_and_ends_at_end_of_input() {
+        in_qdrant(super::chat_answers_each_line_and_ends_at_end_of_input);
     }
 }

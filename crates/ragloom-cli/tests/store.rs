@@ -2,15 +2,19 @@
 //! failed reads and empty sources keep the index, new settings build beside
 //! the old index, one writer at a time, readers see the last commit, and a
 //! kill at any moment of an ingest leaves the old state or the new one. Each
-//! runs again with every index in PostgreSQL (module `postgres`).
+//! runs again with every index in PostgreSQL (module `postgres`) and in
+//! Qdrant (module `qdrant`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 use common::{
-    json_of, live_db, pg_connect, postgres_mode, ragloom, ragloom_process, schema_for, status,
-    store_for,
+    current_qdrant_url, json_of, live_db, pg_connect, postgres_mode, qdrant_mode, qdrant_prefix,
+    ragloom, ragloom_process, schema_for, status, store_for,
 };
+use ragloom::qdrant::{CommitMarkers, Generation, QdrantKv, QdrantVectorStore};
+use ragloom::storage::kvstore::KvBackend;
+use ragloom::vector_stores::VectorStore;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,6 +73,22 @@ fn age(dir: &Path) {
 /// The builds of the index under `home`: its SQLite files, or in PostgreSQL
 /// mode the names of its builds' tables.
 fn index_files(home: &Path) -> Vec<String> {
+    if qdrant_mode() {
+        let url = current_qdrant_url().unwrap();
+        let names = runtime()
+            .block_on(ragloom::qdrant::admin::collection_names(
+                &url,
+                None,
+                &qdrant_prefix(home),
+            ))
+            .unwrap();
+        let builds: BTreeSet<String> = names
+            .iter()
+            .filter(|n| !n.ends_with("ragloom_indexes"))
+            .map(|n| n.strip_suffix("_kv").unwrap_or(n).to_string())
+            .collect();
+        return builds.into_iter().collect();
+    }
     if postgres_mode() {
         let schema = schema_for(home);
         let url = common::current_pg_url().unwrap();
@@ -220,7 +240,7 @@ fn new_settings_build_beside_and_replace_the_index_only_when_complete() {
     let s = status(home.path(), &data);
     assert_eq!(s["chunk_size"], 128, "{s}");
     assert!(s["nodes"].as_u64() > before["nodes"].as_u64(), "{s}");
-    if !postgres_mode() {
+    if !postgres_mode() && !qdrant_mode() {
         // The embedded store removes the replaced build at once.
         assert!(!index_files(home.path()).contains(&old_files[0]));
     }
@@ -235,14 +255,59 @@ fn new_settings_build_beside_and_replace_the_index_only_when_complete() {
 }
 
 /// The build's write lock held from this process, as another ingest would:
-/// SQLite's write transaction, or the source's PostgreSQL advisory lock in
-/// a transaction of its own.
+/// SQLite's write transaction, the source's PostgreSQL advisory lock in a
+/// transaction of its own, or (Qdrant) the lock file of the source's folder.
 enum WriteLock {
     Sqlite(Connection),
     Postgres(tokio::runtime::Runtime, sqlx::PgConnection, String),
+    Qdrant(std::fs::File, PathBuf, PathBuf),
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The one index folder under `home`'s persist dir.
+fn index_dir(home: &Path) -> PathBuf {
+    std::fs::read_dir(home.join("store/indexes"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+}
+
+/// The Qdrant server of the running test and the commit markers of `home`'s indexes.
+fn qdrant_markers(home: &Path) -> (String, CommitMarkers) {
+    let url = current_qdrant_url().unwrap();
+    let prefix = qdrant_prefix(home);
+    let markers = CommitMarkers::remote(&url, None, &format!("{prefix}ragloom_indexes")).unwrap();
+    (url, markers)
+}
+
+/// The live build of `data`'s index in Qdrant: its name and committed generation.
+fn qdrant_live(home: &Path, data: &Path) -> (String, u64) {
+    let (url, markers) = qdrant_markers(home);
+    let key = data.canonicalize().unwrap().display().to_string();
+    let m = runtime().block_on(markers.get(&key)).unwrap().unwrap();
+    (
+        m["name"].as_str().unwrap().to_string(),
+        m["generation"].as_u64().unwrap(),
+    )
 }
 
 fn hold_write_lock(home: &Path, data: &Path) -> WriteLock {
+    if qdrant_mode() {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(index_dir(home).join("writer.lock"))
+            .unwrap();
+        fs4::FileExt::lock(&file).unwrap();
+        return WriteLock::Qdrant(file, home.to_path_buf(), data.to_path_buf());
+    }
     if !postgres_mode() {
         let conn = Connection::open(live_db(home)).unwrap();
         conn.execute_batch("BEGIN IMMEDIATE").unwrap();
@@ -279,6 +344,42 @@ impl WriteLock {
     /// Half of a write: every node gone, not committed.
     fn delete_everything(&mut self) {
         match self {
+            WriteLock::Qdrant(_, home, data) => {
+                // A writer of the next generation, as an ingest would be.
+                let (name, committed) = qdrant_live(home, data);
+                let url = current_qdrant_url().unwrap();
+                let g = Generation::write(committed);
+                runtime().block_on(async {
+                    let nodes = QdrantVectorStore::remote(&url)
+                        .collection_name(&name)
+                        .enable_hybrid(true)
+                        .generation(g)
+                        .build()
+                        .unwrap();
+                    for node in nodes.get_nodes_filtered(None, usize::MAX).await.unwrap() {
+                        nodes.delete(node.ref_doc_id().unwrap()).await.unwrap();
+                    }
+                    assert!(nodes.get_nodes_filtered(None, 10).await.unwrap().is_empty());
+                    let kv = QdrantKv::remote(&url, None, &format!("{name}_kv"), g)
+                        .await
+                        .unwrap();
+                    kv.write(|t| {
+                        for c in [
+                            "docstore/data",
+                            "docstore/ref_doc_info",
+                            "docstore/metadata",
+                        ] {
+                            let keys: Vec<String> = t.get_all(c)?.keys().cloned().collect();
+                            for k in keys {
+                                t.delete(&k, c)?;
+                            }
+                        }
+                        Ok(())
+                    })
+                    .unwrap();
+                    kv.flush().await.unwrap();
+                });
+            }
             WriteLock::Sqlite(conn) => conn
                 .execute_batch("DELETE FROM kv; DELETE FROM bm25_postings; DELETE FROM bm25_docs;")
                 .unwrap(),
@@ -303,6 +404,7 @@ impl WriteLock {
 
     fn release(self) {
         match self {
+            WriteLock::Qdrant(file, ..) => fs4::FileExt::unlock(&file).unwrap(),
             WriteLock::Sqlite(conn) => conn.execute_batch("ROLLBACK").unwrap(),
             WriteLock::Postgres(rt, mut conn, _) => rt.block_on(async {
                 sqlx::raw_sql("ROLLBACK").execute(&mut conn).await.unwrap();
@@ -453,8 +555,11 @@ fn summarize(
     out
 }
 
-/// [`export`] of the live build under `home`, in either mode.
+/// [`export`] of the live build under `home`, in any mode.
 fn state(home: &Path) -> BTreeMap<String, String> {
+    if qdrant_mode() {
+        return export_qdrant(home);
+    }
     if postgres_mode() {
         export_pg(home)
     } else {
@@ -506,6 +611,51 @@ fn export_pg(home: &Path) -> BTreeMap<String, String> {
         &collection("docstore/ref_doc_info"),
         collection("ragloom/files"),
         keyword,
+    )
+}
+
+/// [`export`] for the live build in Qdrant, as a reader sees it: the
+/// key-value collections, and the ids of the nodes' points (their sparse
+/// vectors are the keyword index).
+fn export_qdrant(home: &Path) -> BTreeMap<String, String> {
+    let (url, markers) = qdrant_markers(home);
+    let rt = runtime();
+    let all = rt.block_on(markers.all()).unwrap();
+    assert_eq!(all.len(), 1, "{all:?}");
+    let name = all[0].1["name"].as_str().unwrap().to_string();
+    let g = Generation::read(all[0].1["generation"].as_u64().unwrap());
+    let (kv, ids) = rt.block_on(async {
+        let kv = QdrantKv::remote(&url, None, &format!("{name}_kv"), g)
+            .await
+            .unwrap();
+        let nodes = QdrantVectorStore::remote(&url)
+            .collection_name(&name)
+            .enable_hybrid(true)
+            .generation(g)
+            .build()
+            .unwrap();
+        let ids: BTreeSet<String> = nodes
+            .get_nodes_filtered(None, usize::MAX)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|n| n.id_)
+            .collect();
+        (kv, ids)
+    });
+    let collection = |c: &str| -> BTreeMap<String, Value> {
+        kv.read(|t| Ok(t.get_all(c)?.into_owned()))
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| (k, Value::Object(v)))
+            .collect()
+    };
+    summarize(
+        &collection("docstore/data"),
+        &collection("docstore/metadata"),
+        &collection("docstore/ref_doc_info"),
+        collection("ragloom/files"),
+        ids,
     )
 }
 
@@ -618,7 +768,7 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
     let rounds: usize = std::env::var("RAGLOOM_KILL_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20);
+        .unwrap_or(if qdrant_mode() { 8 } else { 20 });
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("docs");
     let old_home = work.path().join("old");
@@ -645,10 +795,22 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
     let home = work.path().join("killed");
     let (mut saw_old, mut saw_new) = (0, 0);
     for round in 0..rounds {
-        copy_dir(&old_home, &home);
-        if postgres_mode() {
-            copy_schema(&old_home, &home);
-        }
+        let home = if qdrant_mode() {
+            // Qdrant's collections are not copied: each round's home
+            // ingests the old folder itself (the state compared has no ids).
+            let home = work.path().join(format!("killed-{round}"));
+            book_corpus(&data, 0..150, 0..0);
+            ingest(&home, &data);
+            assert_eq!(state(&home), old, "round {round}: the old state");
+            book_corpus(&data, 50..200, 100..120);
+            home
+        } else {
+            copy_dir(&old_home, &home);
+            if postgres_mode() {
+                copy_schema(&old_home, &home);
+            }
+            home.clone()
+        };
         let delay =
             Duration::from_micros(rng.next() % (full_time.as_micros() as u64 * 11 / 10).max(1));
         let mut child = ragloom_process(&home)
@@ -715,5 +877,46 @@ mod postgres {
     #[test]
     fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
         in_postgres(super::an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one);
+    }
+}
+
+/// The same tests with every index in Qdrant (`--store qdrant://...`, a
+/// collection prefix per home folder), each against a Qdrant test server of its own.
+mod qdrant {
+    use crate::common::in_qdrant;
+
+    #[test]
+    fn unchanged_files_are_not_read_again() {
+        in_qdrant(super::unchanged_files_are_not_read_again);
+    }
+
+    #[test]
+    fn a_file_that_fails_to_read_keeps_its_nodes() {
+        in_qdrant(super::a_file_that_fails_to_read_keeps_its_nodes);
+    }
+
+    #[test]
+    fn a_source_with_no_files_keeps_the_index_unless_pruned() {
+        in_qdrant(super::a_source_with_no_files_keeps_the_index_unless_pruned);
+    }
+
+    #[test]
+    fn new_settings_build_beside_and_replace_the_index_only_when_complete() {
+        in_qdrant(super::new_settings_build_beside_and_replace_the_index_only_when_complete);
+    }
+
+    #[test]
+    fn a_second_writer_waits_or_with_no_wait_fails_at_once() {
+        in_qdrant(super::a_second_writer_waits_or_with_no_wait_fails_at_once);
+    }
+
+    #[test]
+    fn queries_read_the_last_commit_while_a_write_is_open() {
+        in_qdrant(super::queries_read_the_last_commit_while_a_write_is_open);
+    }
+
+    #[test]
+    fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
+        in_qdrant(super::an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one);
     }
 }

@@ -1,6 +1,6 @@
 //! What the end-to-end tests share: the binary with no provider configured,
-//! its state in a temporary home, JSON output parsed, and the PostgreSQL mode
-//! that runs the same tests with every index on the server.
+//! its state in a temporary home, JSON output parsed, and the PostgreSQL and
+//! Qdrant modes that run the same tests with every index on a server.
 
 #![allow(dead_code, clippy::unwrap_used)]
 
@@ -80,6 +80,114 @@ pub fn in_postgres(test: fn()) {
     test();
 }
 
+thread_local! {
+    /// The Qdrant test server of the test running on this thread, in Qdrant mode.
+    static QD: std::cell::RefCell<Option<QdrantServer>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A Qdrant test server process (Qdrant's engine behind its gRPC API),
+/// stopped when dropped.
+pub struct QdrantServer {
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    child: std::process::Child,
+}
+
+impl Drop for QdrantServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The test server binary: `RAGLOOM_TEST_QDRANT_SERVER`, else the one
+/// `cargo test --workspace` builds beside this test; `None` (after saying
+/// so) when absent outside CI.
+pub fn qdrant_server_binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("RAGLOOM_TEST_QDRANT_SERVER") {
+        let p = PathBuf::from(p);
+        assert!(
+            p.is_file(),
+            "RAGLOOM_TEST_QDRANT_SERVER={} is no file",
+            p.display()
+        );
+        return Some(p);
+    }
+    let exe = std::env::current_exe().unwrap();
+    let beside = exe.parent().and_then(Path::parent).map(|d| {
+        d.join(format!(
+            "ragloom-qdrant-test-server{}",
+            std::env::consts::EXE_SUFFIX
+        ))
+    });
+    match beside.filter(|p| p.is_file()) {
+        Some(p) => Some(p),
+        None => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "the Qdrant test server is not built: cargo build -p ragloom-qdrant-test-server"
+            );
+            eprintln!(
+                "skipped: build the Qdrant test server (cargo build -p ragloom-qdrant-test-server)"
+            );
+            None
+        }
+    }
+}
+
+/// Starts a Qdrant test server; `None` when its binary is absent (outside CI).
+pub fn start_qdrant() -> Option<QdrantServer> {
+    use std::io::BufRead;
+    let bin = qdrant_server_binary()?;
+    let mut child = std::process::Command::new(bin)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening ")
+        .unwrap_or_else(|| panic!("the Qdrant test server said {line:?}"))
+        .to_string();
+    Some(QdrantServer { url, child })
+}
+
+/// Runs `test` with every `ragloom` it starts keeping its indexes in a
+/// Qdrant test server of its own (collections prefixed per home folder).
+/// Skips (outside CI) without the server binary.
+pub fn in_qdrant(test: fn()) {
+    let Some(server) = start_qdrant() else { return };
+    QD.with(|q| *q.borrow_mut() = Some(server));
+    struct Cleanup;
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            QD.with(|q| q.borrow_mut().take());
+        }
+    }
+    let _cleanup = Cleanup;
+    test();
+}
+
+/// Whether the running test is in Qdrant mode.
+pub fn qdrant_mode() -> bool {
+    QD.with(|q| q.borrow().is_some())
+}
+
+/// The Qdrant server of the running test (`http://...`), in Qdrant mode.
+pub fn current_qdrant_url() -> Option<String> {
+    QD.with(|q| q.borrow().as_ref().map(|s| s.url.clone()))
+}
+
+/// The collection prefix of `home`'s indexes in Qdrant mode (with its `_`).
+pub fn qdrant_prefix(home: &Path) -> String {
+    format!("{}_", schema_for(home))
+}
+
 /// Whether the running test is in PostgreSQL mode.
 pub fn postgres_mode() -> bool {
     PG.with(|p| p.borrow().is_some())
@@ -87,6 +195,14 @@ pub fn postgres_mode() -> bool {
 
 /// The `--store` value for `home` in PostgreSQL mode (its schema recorded for cleanup).
 pub fn store_for(home: &Path) -> Option<String> {
+    if let Some(url) = current_qdrant_url() {
+        let prefix = qdrant_prefix(home);
+        return Some(format!(
+            "{}?prefix={}",
+            url.replacen("http://", "qdrant://", 1),
+            prefix.trim_end_matches('_')
+        ));
+    }
     PG.with(|p| {
         let mut p = p.borrow_mut();
         let (url, schemas) = p.as_mut()?;

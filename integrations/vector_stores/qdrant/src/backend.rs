@@ -2,16 +2,62 @@
 //! with `qdrant-embedded`, Qdrant's engine in this process (qdrant-edge).
 
 use crate::filters::Plan;
+use crate::sparse::SparseVector;
 use crate::store::{Distance, PROVIDER, Target};
 use ragloom_core::error::{Error, Result};
 use ragloom_core::schema::Metadata;
 
-/// One point to write: id (a UUID string), dense vector, payload.
+/// One point to write: id (a UUID string), its vectors, payload.
 #[derive(Clone, Debug)]
 pub(crate) struct Point {
     pub id: String,
-    pub vector: Vec<f32>,
+    /// The dense vector (absent in a keyword-only point).
+    pub vector: Option<Vec<f32>>,
+    /// The sparse keyword vector of a hybrid collection.
+    pub sparse: Option<SparseVector>,
     pub payload: Metadata,
+}
+
+/// A collection's vectors by name (`""`: the unnamed dense vector).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct VectorNames {
+    pub dense: Vec<String>,
+    pub sparse: Vec<String>,
+}
+
+/// The vectors a new collection gets.
+#[derive(Clone, Debug)]
+pub(crate) struct CreateSpec {
+    /// Dense vector name and dimension.
+    pub dense: Option<(String, usize)>,
+    /// Sparse vector name (with Qdrant's IDF modifier).
+    pub sparse: Option<String>,
+    pub distance: Distance,
+    /// Keyword payload indexes to create.
+    pub keyword_indexes: Vec<String>,
+    /// Integer payload indexes to create.
+    pub integer_indexes: Vec<String>,
+}
+
+/// Which vector names a write or query uses.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Using {
+    pub dense: Option<String>,
+    pub sparse: Option<String>,
+}
+
+/// A nearest-neighbour query.
+#[derive(Clone, Debug)]
+pub(crate) enum Search {
+    Dense(String, Vec<f32>),
+    Sparse(String, SparseVector),
+    /// Both sides fetched (`dense_limit`, `sparse_limit`) and fused by Qdrant with RRF.
+    Hybrid {
+        dense: (String, Vec<f32>),
+        dense_limit: usize,
+        sparse: (String, SparseVector),
+        sparse_limit: usize,
+    },
 }
 
 /// One point read back.
@@ -58,40 +104,37 @@ impl Backend {
         }
     }
 
-    /// The collection's dense vector names (`""` for the unnamed one), or
-    /// `None` when it does not exist.
-    pub async fn vector_names(&self) -> Result<Option<Vec<String>>> {
+    /// The collection's vector names, or `None` when it does not exist.
+    pub async fn vector_names(&self) -> Result<Option<VectorNames>> {
         each!(self, b => b.vector_names().await)
     }
 
-    pub async fn create(
-        &self,
-        vector_name: &str,
-        dim: usize,
-        distance: Distance,
-        index_doc_id: bool,
-    ) -> Result<()> {
-        each!(self, b => b.create(vector_name, dim, distance, index_doc_id).await)
+    pub async fn create(&self, spec: &CreateSpec) -> Result<()> {
+        each!(self, b => b.create(spec).await)
     }
 
     pub async fn upsert(
         &self,
-        vector_name: &str,
+        using: &Using,
         points: Vec<Point>,
         batch_size: usize,
         parallel: usize,
     ) -> Result<()> {
-        each!(self, b => b.upsert(vector_name, points, batch_size, parallel).await)
+        each!(self, b => b.upsert(using, points, batch_size, parallel).await)
     }
 
-    pub async fn search(
-        &self,
-        vector_name: &str,
-        vector: Vec<f32>,
-        limit: usize,
-        plan: &Plan,
-    ) -> Result<Vec<Hit>> {
-        each!(self, b => b.search(vector_name, vector, limit, plan).await)
+    pub async fn search(&self, search: &Search, limit: usize, plan: &Plan) -> Result<Vec<Hit>> {
+        each!(self, b => b.search(search, limit, plan).await)
+    }
+
+    /// Sets payload keys (merged into each payload) on the points `plan` selects.
+    pub async fn set_payload(&self, plan: &Plan, payload: Metadata) -> Result<()> {
+        each!(self, b => b.set_payload(plan, payload).await)
+    }
+
+    /// Removes payload keys from the points `plan` selects.
+    pub async fn delete_payload(&self, plan: &Plan, keys: &[&str]) -> Result<()> {
+        each!(self, b => b.delete_payload(plan, keys).await)
     }
 
     pub async fn retrieve(&self, ids: &[String]) -> Result<Vec<Hit>> {
@@ -119,16 +162,17 @@ fn provider_error(
 }
 
 pub(crate) mod remote {
-    use super::{Hit, Point, provider_error};
+    use super::{CreateSpec, Hit, Point, Search, Using, VectorNames, provider_error};
     use crate::filters::{Cond, Plan};
-    use crate::store::{DOCUMENT_ID_KEY, Distance};
+    use crate::store::Distance;
     use futures::{StreamExt, TryStreamExt};
     use qdrant_client::Qdrant;
     use qdrant_client::qdrant::{
-        self as pb, Condition, CreateCollection, CreateFieldIndexCollection, DeletePoints,
-        FieldType, Filter, GetPoints, PointId, PointStruct, PointsSelector, Query, QueryPoints,
-        ScrollPoints, UpsertPoints, VectorParams, VectorParamsMap, Vectors, VectorsConfig,
-        point_id::PointIdOptions, vectors_config,
+        self as pb, Condition, CreateCollection, CreateFieldIndexCollection, DeletePayloadPoints,
+        DeletePoints, FieldType, Filter, GetPoints, PointId, PointStruct, PointsSelector,
+        PrefetchQuery, Query, QueryPoints, ScrollPoints, SetPayloadPoints, SparseVectorConfig,
+        SparseVectorParams, UpsertPoints, VectorInput, VectorParams, VectorParamsMap, Vectors,
+        VectorsConfig, point_id::PointIdOptions, vector_input, vectors_config,
     };
     use ragloom_core::error::Result;
     use ragloom_core::schema::Metadata;
@@ -158,7 +202,7 @@ pub(crate) mod remote {
             provider_error(format_args!("{what} (collection `{}`)", self.collection), e)
         }
 
-        pub async fn vector_names(&self) -> Result<Option<Vec<String>>> {
+        pub async fn vector_names(&self) -> Result<Option<VectorNames>> {
             let exists = self
                 .client
                 .collection_exists(self.collection.as_str())
@@ -172,43 +216,55 @@ pub(crate) mod remote {
                 .collection_info(self.collection.as_str())
                 .await
                 .map_err(|e| self.err("reading the collection's configuration", e))?;
-            let config = info
-                .result
-                .and_then(|r| r.config)
-                .and_then(|c| c.params)
-                .and_then(|p| p.vectors_config)
-                .and_then(|v| v.config);
-            Ok(Some(match config {
-                Some(vectors_config::Config::Params(_)) => vec![String::new()],
-                Some(vectors_config::Config::ParamsMap(map)) => map.map.into_keys().collect(),
-                None => Vec::new(),
-            }))
+            let params = info.result.and_then(|r| r.config).and_then(|c| c.params);
+            let mut names = VectorNames::default();
+            if let Some(p) = params {
+                names.dense = match p.vectors_config.and_then(|v| v.config) {
+                    Some(vectors_config::Config::Params(_)) => vec![String::new()],
+                    Some(vectors_config::Config::ParamsMap(map)) => map.map.into_keys().collect(),
+                    None => Vec::new(),
+                };
+                names.sparse = p
+                    .sparse_vectors_config
+                    .map(|s| s.map.into_keys().collect())
+                    .unwrap_or_default();
+            }
+            names.dense.sort();
+            names.sparse.sort();
+            Ok(Some(names))
         }
 
-        pub async fn create(
-            &self,
-            vector_name: &str,
-            dim: usize,
-            distance: Distance,
-            index_doc_id: bool,
-        ) -> Result<()> {
-            let params = VectorParams {
-                size: dim as u64,
-                distance: proto_distance(distance) as i32,
-                ..Default::default()
-            };
-            let config = if vector_name.is_empty() {
-                vectors_config::Config::Params(params)
-            } else {
-                vectors_config::Config::ParamsMap(VectorParamsMap {
-                    map: HashMap::from([(vector_name.to_string(), params)]),
-                })
-            };
+        pub async fn create(&self, spec: &CreateSpec) -> Result<()> {
+            let vectors_config = spec.dense.as_ref().map(|(name, dim)| {
+                let params = VectorParams {
+                    size: *dim as u64,
+                    distance: proto_distance(spec.distance) as i32,
+                    ..Default::default()
+                };
+                let config = if name.is_empty() {
+                    vectors_config::Config::Params(params)
+                } else {
+                    vectors_config::Config::ParamsMap(VectorParamsMap {
+                        map: HashMap::from([(name.clone(), params)]),
+                    })
+                };
+                VectorsConfig {
+                    config: Some(config),
+                }
+            });
+            let sparse_vectors_config = spec.sparse.as_ref().map(|name| SparseVectorConfig {
+                map: HashMap::from([(
+                    name.clone(),
+                    SparseVectorParams {
+                        index: None,
+                        modifier: Some(pb::Modifier::Idf as i32),
+                    },
+                )]),
+            });
             let request = CreateCollection {
                 collection_name: self.collection.clone(),
-                vectors_config: Some(VectorsConfig {
-                    config: Some(config),
-                }),
+                vectors_config,
+                sparse_vectors_config,
                 ..Default::default()
             };
             if let Err(e) = self.client.create_collection(request).await {
@@ -217,25 +273,30 @@ pub(crate) mod remote {
                     return Err(self.err("creating the collection", e));
                 }
             }
-            if index_doc_id {
+            let indexes = spec
+                .keyword_indexes
+                .iter()
+                .map(|k| (k, FieldType::Keyword))
+                .chain(spec.integer_indexes.iter().map(|k| (k, FieldType::Integer)));
+            for (field, kind) in indexes {
                 let request = CreateFieldIndexCollection {
                     collection_name: self.collection.clone(),
                     wait: Some(true),
-                    field_name: DOCUMENT_ID_KEY.into(),
-                    field_type: Some(FieldType::Keyword as i32),
+                    field_name: field.clone(),
+                    field_type: Some(kind as i32),
                     ..Default::default()
                 };
                 self.client
                     .create_field_index(request)
                     .await
-                    .map_err(|e| self.err("indexing `doc_id`", e))?;
+                    .map_err(|e| self.err(&format!("indexing `{field}`"), e))?;
             }
             Ok(())
         }
 
         pub async fn upsert(
             &self,
-            vector_name: &str,
+            using: &Using,
             points: Vec<Point>,
             batch_size: usize,
             parallel: usize,
@@ -245,7 +306,7 @@ pub(crate) mod remote {
                 .map(|chunk| UpsertPoints {
                     collection_name: self.collection.clone(),
                     wait: Some(true),
-                    points: chunk.iter().map(|p| to_point(vector_name, p)).collect(),
+                    points: chunk.iter().map(|p| to_point(using, p)).collect(),
                     ..Default::default()
                 })
                 .collect();
@@ -262,22 +323,49 @@ pub(crate) mod remote {
                 .map(|_| ())
         }
 
-        pub async fn search(
-            &self,
-            vector_name: &str,
-            vector: Vec<f32>,
-            limit: usize,
-            plan: &Plan,
-        ) -> Result<Vec<Hit>> {
-            let request = QueryPoints {
+        pub async fn search(&self, search: &Search, limit: usize, plan: &Plan) -> Result<Vec<Hit>> {
+            let using = |name: &str| (!name.is_empty()).then(|| name.to_string());
+            let mut request = QueryPoints {
                 collection_name: self.collection.clone(),
-                query: Some(Query::new_nearest(vector)),
-                using: (!vector_name.is_empty()).then(|| vector_name.to_string()),
                 filter: filter(plan),
                 limit: Some(limit as u64),
                 with_payload: Some(true.into()),
                 ..Default::default()
             };
+            match search {
+                Search::Dense(name, v) => {
+                    request.query = Some(Query::new_nearest(v.clone()));
+                    request.using = using(name);
+                }
+                Search::Sparse(name, v) => {
+                    request.query = Some(Query::new_nearest(sparse_input(v)));
+                    request.using = using(name);
+                }
+                Search::Hybrid {
+                    dense,
+                    dense_limit,
+                    sparse,
+                    sparse_limit,
+                } => {
+                    request.prefetch = vec![
+                        PrefetchQuery {
+                            query: Some(Query::new_nearest(dense.1.clone())),
+                            using: using(&dense.0),
+                            filter: filter(plan),
+                            limit: Some(*dense_limit as u64),
+                            ..Default::default()
+                        },
+                        PrefetchQuery {
+                            query: Some(Query::new_nearest(sparse_input(&sparse.1))),
+                            using: using(&sparse.0),
+                            filter: filter(plan),
+                            limit: Some(*sparse_limit as u64),
+                            ..Default::default()
+                        },
+                    ];
+                    request.query = Some(Query::new_fusion(pb::Fusion::Rrf));
+                }
+            }
             let response = self
                 .client
                 .query(request)
@@ -288,6 +376,36 @@ pub(crate) mod remote {
                 .into_iter()
                 .map(|p| hit(p.id, p.score, p.payload))
                 .collect())
+        }
+
+        pub async fn set_payload(&self, plan: &Plan, payload: Metadata) -> Result<()> {
+            let request = SetPayloadPoints {
+                collection_name: self.collection.clone(),
+                wait: Some(true),
+                payload: payload.into_iter().map(|(k, v)| (k, v.into())).collect(),
+                points_selector: Some(PointsSelector::from(filter(plan).unwrap_or_default())),
+                ..Default::default()
+            };
+            self.client
+                .set_payload(request)
+                .await
+                .map_err(|e| self.err("setting payload", e))
+                .map(|_| ())
+        }
+
+        pub async fn delete_payload(&self, plan: &Plan, keys: &[&str]) -> Result<()> {
+            let request = DeletePayloadPoints {
+                collection_name: self.collection.clone(),
+                wait: Some(true),
+                keys: keys.iter().map(|k| k.to_string()).collect(),
+                points_selector: Some(PointsSelector::from(filter(plan).unwrap_or_default())),
+                ..Default::default()
+            };
+            self.client
+                .delete_payload(request)
+                .await
+                .map_err(|e| self.err("deleting payload", e))
+                .map(|_| ())
         }
 
         pub async fn retrieve(&self, ids: &[String]) -> Result<Vec<Hit>> {
@@ -374,12 +492,34 @@ pub(crate) mod remote {
         }
     }
 
-    fn to_point(vector_name: &str, p: &Point) -> PointStruct {
-        let vectors: Vectors = if vector_name.is_empty() {
-            p.vector.clone().into()
-        } else {
-            HashMap::from([(vector_name.to_string(), p.vector.clone())]).into()
-        };
+    fn sparse_input(v: &crate::sparse::SparseVector) -> VectorInput {
+        VectorInput {
+            variant: Some(vector_input::Variant::Sparse(pb::SparseVector {
+                values: v.values.clone(),
+                indices: v.indices.clone(),
+            })),
+        }
+    }
+
+    fn to_point(using: &Using, p: &Point) -> PointStruct {
+        let dense_name = using.dense.as_deref().unwrap_or("");
+        let vectors: Vectors =
+            if let (Some(v), true) = (&p.vector, dense_name.is_empty() && using.sparse.is_none()) {
+                v.clone().into()
+            } else {
+                let mut map: HashMap<String, pb::Vector> = HashMap::new();
+                if let Some(v) = &p.vector {
+                    map.insert(dense_name.to_string(), v.clone().into());
+                }
+                if let (Some(s), Some(name)) = (&p.sparse, &using.sparse) {
+                    let sv = pb::SparseVector {
+                        values: s.values.clone(),
+                        indices: s.indices.clone(),
+                    };
+                    map.insert(name.clone(), sv.into());
+                }
+                map.into()
+            };
         PointStruct::new(p.id.clone(), vectors, p.payload.clone())
     }
 
@@ -441,14 +581,15 @@ pub(crate) mod remote {
 
 #[cfg(feature = "qdrant-embedded")]
 pub(crate) mod embedded {
-    use super::{Hit, Point, provider_error};
+    use super::{CreateSpec, Hit, Point, Search, Using, VectorNames, provider_error};
     use crate::filters::{Cond, Plan};
     use crate::store::Distance;
     use qdrant_edge::external::uuid::Uuid;
     use qdrant_edge::{
-        EdgeConfigBuilder, EdgeShard, EdgeVectorParamsBuilder, Filter, NamedQuery, PointId,
-        PointInsertOperations, PointOperations, PointStruct, QueryEnum, ScrollRequest,
-        SearchRequest, UpdateOperation, VectorInternal, Vectors, WithPayloadInterface, WithVector,
+        DeletePayloadOp, EdgeConfigBuilder, EdgeShard, EdgeVectorParamsBuilder, Filter, JsonPath,
+        NamedQuery, PayloadOps, PointId, PointInsertOperations, PointOperations, PointStruct,
+        QueryEnum, ScrollRequest, SearchRequest, SetPayloadOp, UpdateOperation, VectorInternal,
+        Vectors, WithPayloadInterface, WithVector,
     };
     use ragloom_core::error::{Error, Result};
     use ragloom_core::schema::Metadata;
@@ -528,23 +669,19 @@ pub(crate) mod embedded {
             })
         }
 
-        pub async fn vector_names(&self) -> Result<Option<Vec<String>>> {
-            Ok(self
-                .shard()
-                .await?
-                .map(|s| s.config().vectors.keys().cloned().collect()))
+        pub async fn vector_names(&self) -> Result<Option<VectorNames>> {
+            Ok(self.shard().await?.map(|s| VectorNames {
+                dense: s.config().vectors.keys().cloned().collect(),
+                sparse: Vec::new(),
+            }))
         }
 
-        pub async fn create(
-            &self,
-            vector_name: &str,
-            dim: usize,
-            distance: Distance,
-            _index_doc_id: bool,
-        ) -> Result<()> {
+        pub async fn create(&self, spec: &CreateSpec) -> Result<()> {
+            let (Some((name, dim)), None) = (spec.dense.clone(), &spec.sparse) else {
+                return Err(unsupported());
+            };
             let dir = self.dir.clone();
-            let name = vector_name.to_string();
-            let distance = match distance {
+            let distance = match spec.distance {
                 Distance::Cosine => qdrant_edge::Distance::Cosine,
                 Distance::Dot => qdrant_edge::Distance::Dot,
                 Distance::Euclid => qdrant_edge::Distance::Euclid,
@@ -569,20 +706,24 @@ pub(crate) mod embedded {
 
         pub async fn upsert(
             &self,
-            vector_name: &str,
+            using: &Using,
             points: Vec<Point>,
             batch_size: usize,
             _parallel: usize,
         ) -> Result<()> {
             let shard = self.require().await?;
+            let vector_name = using.dense.clone().unwrap_or_default();
             let mut batches = Vec::new();
             for chunk in points.chunks(batch_size) {
                 let mut batch = Vec::with_capacity(chunk.len());
                 for p in chunk {
+                    let (Some(vector), None) = (p.vector.clone(), &p.sparse) else {
+                        return Err(unsupported());
+                    };
                     let vectors: Vectors = if vector_name.is_empty() {
-                        p.vector.clone().into()
+                        vector.into()
                     } else {
-                        Vectors::new_named([(vector_name.to_string(), p.vector.clone())])
+                        Vectors::new_named([(vector_name.clone(), vector)])
                     };
                     let point = PointStruct::new(
                         edge_id(&p.id)?,
@@ -605,13 +746,11 @@ pub(crate) mod embedded {
             .await
         }
 
-        pub async fn search(
-            &self,
-            vector_name: &str,
-            vector: Vec<f32>,
-            limit: usize,
-            plan: &Plan,
-        ) -> Result<Vec<Hit>> {
+        pub async fn search(&self, search: &Search, limit: usize, plan: &Plan) -> Result<Vec<Hit>> {
+            let Search::Dense(vector_name, vector) = search else {
+                return Err(unsupported());
+            };
+            let (vector_name, vector) = (vector_name.as_str(), vector.clone());
             let shard = self.require().await?;
             let request = SearchRequest {
                 query: QueryEnum::Nearest(NamedQuery::new(
@@ -697,6 +836,43 @@ pub(crate) mod embedded {
             .await
         }
 
+        pub async fn set_payload(&self, plan: &Plan, payload: Metadata) -> Result<()> {
+            let op = PayloadOps::SetPayload(SetPayloadOp {
+                payload: payload.into(),
+                points: None,
+                filter: Some(filter(plan)?.unwrap_or_default()),
+                key: None,
+            });
+            self.payload_op("setting payload", op).await
+        }
+
+        pub async fn delete_payload(&self, plan: &Plan, keys: &[&str]) -> Result<()> {
+            let keys = keys
+                .iter()
+                .map(|k| {
+                    JsonPath::try_from(*k).map_err(|_| {
+                        Error::InvalidInput(format!("`{k}` is not a Qdrant payload key"))
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let op = PayloadOps::DeletePayload(DeletePayloadOp {
+                keys,
+                points: None,
+                filter: Some(filter(plan)?.unwrap_or_default()),
+            });
+            self.payload_op("deleting payload", op).await
+        }
+
+        async fn payload_op(&self, what: &'static str, op: PayloadOps) -> Result<()> {
+            let shard = self.require().await?;
+            self.blocking(what, move || {
+                shard.update(UpdateOperation::PayloadOperation(op))?;
+                shard.flush();
+                Ok(())
+            })
+            .await
+        }
+
         pub async fn drop_collection(&self) -> Result<()> {
             let shard = self.shard().await?;
             self.set(None);
@@ -710,6 +886,13 @@ pub(crate) mod embedded {
             }
             Ok(())
         }
+    }
+
+    /// What the embedded engine is not wired for yet.
+    fn unsupported() -> Error {
+        Error::Unsupported(
+            "embedded Qdrant keeps one dense vector per point: sparse vectors and hybrid search need a Qdrant server".into(),
+        )
     }
 
     fn edge_id(id: &str) -> Result<PointId> {

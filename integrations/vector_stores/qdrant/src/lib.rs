@@ -28,11 +28,18 @@
 //! # Ok(()) }
 //! ```
 
+pub mod admin;
 mod backend;
 mod filters;
+pub mod generation;
+mod kv;
+pub mod sparse;
 mod store;
 
+pub use generation::{CommitMarkers, Generation};
+pub use kv::{FLUSH_BYTES, QdrantKv};
+pub use sparse::{Bm25SparseEncoder, SparseVector};
 pub use store::{
-    DEFAULT_BATCH_SIZE, DEFAULT_DENSE_VECTOR_NAME, DOCUMENT_ID_KEY, Distance, PROVIDER,
-    QdrantVectorStore, QdrantVectorStoreBuilder,
+    DEFAULT_BATCH_SIZE, DEFAULT_DENSE_VECTOR_NAME, DEFAULT_SPARSE_VECTOR_NAME, DEL_KEY,
+    DOCUMENT_ID_KEY, Distance, GEN_KEY, PROVIDER, QdrantVectorStore, QdrantVectorStoreBuilder,
 };

@@ -1,8 +1,10 @@
 //! `QdrantVectorStore`: one type over a remote Qdrant (gRPC) or Qdrant's
 //! engine embedded in-process, with LlamaIndex's payload layout.
 
-use crate::backend::{Backend, Hit, Point};
-use crate::filters::{self, Plan};
+use crate::backend::{Backend, CreateSpec, Hit, Point, Search, Using, VectorNames};
+use crate::filters::{self, Cond, Plan};
+use crate::generation::Generation;
+use crate::sparse::Bm25SparseEncoder;
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::schema::{Metadata, Node};
@@ -21,6 +23,8 @@ use tracing::Instrument;
 pub const PROVIDER: &str = "qdrant";
 /// The dense vector name LlamaIndex uses in hybrid collections (`text-dense`).
 pub const DEFAULT_DENSE_VECTOR_NAME: &str = "text-dense";
+/// The sparse vector name LlamaIndex uses in hybrid collections (`text-sparse-new`).
+pub const DEFAULT_SPARSE_VECTOR_NAME: &str = "text-sparse-new";
 /// Points per upsert request (LlamaIndex's `batch_size`).
 pub const DEFAULT_BATCH_SIZE: usize = 64;
 /// The payload key holding the source document id that LlamaIndex filters and deletes on.
@@ -76,6 +80,8 @@ pub struct QdrantVectorStoreBuilder {
     dense_vector_name: Option<String>,
     stores_text: bool,
     index_doc_id: bool,
+    hybrid: bool,
+    generation: Option<Generation>,
 }
 
 impl QdrantVectorStoreBuilder {
@@ -89,6 +95,8 @@ impl QdrantVectorStoreBuilder {
             dense_vector_name: None,
             stores_text: true,
             index_doc_id: true,
+            hybrid: false,
+            generation: None,
         }
     }
 
@@ -151,6 +159,26 @@ impl QdrantVectorStoreBuilder {
         self
     }
 
+    /// Hybrid search, as LlamaIndex's `enable_hybrid`: a new collection gets
+    /// the dense vector `text-dense` and the sparse vector `text-sparse-new`
+    /// (with Qdrant's IDF modifier), each node a BM25 sparse vector of its
+    /// text ([`Bm25SparseEncoder`]); `Sparse`/`TextSearch` queries use the
+    /// sparse side alone, `Hybrid` queries fuse both in Qdrant (reciprocal
+    /// rank fusion). Nodes without embeddings are stored with the sparse
+    /// vector alone; a collection first written so has no dense vector.
+    pub fn enable_hybrid(mut self, yes: bool) -> Self {
+        self.hybrid = yes;
+        self
+    }
+
+    /// Reads and writes one [`Generation`] of a collection shared with
+    /// other generations (see its docs): points are tagged, deletions of
+    /// committed points are marks, and queries see only what is visible.
+    pub fn generation(mut self, generation: Generation) -> Self {
+        self.generation = Some(generation);
+        self
+    }
+
     /// The store. Nothing is contacted yet: the remote connection is lazy,
     /// the embedded folder is opened on first use.
     pub fn build(self) -> Result<QdrantVectorStore> {
@@ -179,11 +207,22 @@ impl QdrantVectorStoreBuilder {
     }
 }
 
-/// The collection's dense vector, once known.
+/// The collection's vectors, once known.
 #[derive(Clone, Debug)]
 struct Layout {
-    /// `""` for the unnamed vector.
-    vector_name: String,
+    /// The dense vector (`""`: unnamed); `None` in a keyword-only collection.
+    dense: Option<String>,
+    /// The sparse vector of a hybrid collection.
+    sparse: Option<String>,
+}
+
+impl Layout {
+    fn using(&self) -> Using {
+        Using {
+            dense: self.dense.clone(),
+            sparse: self.sparse.clone(),
+        }
+    }
 }
 
 /// LlamaIndex's `QdrantVectorStore`: nodes as Qdrant points whose id is the
@@ -240,40 +279,81 @@ impl QdrantVectorStore {
         Ok(self.layout(None).await?.is_some())
     }
 
-    /// The collection's layout; with `create_dim`, a missing collection is created.
-    async fn layout(&self, create_dim: Option<usize>) -> Result<Option<Layout>> {
+    /// The collection's layout; with `create`, a missing collection is
+    /// created (with a dense vector of the given dimension, if any).
+    async fn layout(&self, create: Option<Option<usize>>) -> Result<Option<Layout>> {
         let mut guard = self.layout.lock().await;
         if let Some(layout) = guard.as_ref() {
             return Ok(Some(layout.clone()));
         }
         let layout = match self.backend.vector_names().await? {
-            Some(names) => Layout {
-                vector_name: self.choose_vector(&names)?,
-            },
+            Some(names) => self.choose_vectors(&names)?,
             None => {
-                let Some(dim) = create_dim else {
+                let Some(dim) = create else {
                     return Ok(None);
                 };
-                let vector_name = self.settings.dense_vector_name.clone().unwrap_or_default();
+                let hybrid = self.settings.hybrid;
+                let dense_name = self.settings.dense_vector_name.clone().unwrap_or_else(|| {
+                    if hybrid {
+                        DEFAULT_DENSE_VECTOR_NAME.into()
+                    } else {
+                        String::new()
+                    }
+                });
+                let layout = Layout {
+                    dense: dim.map(|_| dense_name),
+                    sparse: hybrid.then(|| DEFAULT_SPARSE_VECTOR_NAME.to_string()),
+                };
+                let mut keyword_indexes = Vec::new();
+                if self.settings.index_doc_id {
+                    keyword_indexes.push(DOCUMENT_ID_KEY.to_string());
+                }
+                let integer_indexes = if self.settings.generation.is_some() {
+                    vec![GEN_KEY.to_string(), DEL_KEY.to_string()]
+                } else {
+                    Vec::new()
+                };
                 self.backend
-                    .create(
-                        &vector_name,
-                        dim,
-                        self.settings.distance,
-                        self.settings.index_doc_id,
-                    )
+                    .create(&CreateSpec {
+                        dense: layout.dense.clone().zip(dim),
+                        sparse: layout.sparse.clone(),
+                        distance: self.settings.distance,
+                        keyword_indexes,
+                        integer_indexes,
+                    })
                     .await?;
-                Layout { vector_name }
+                layout
             }
         };
         *guard = Some(layout.clone());
         Ok(Some(layout))
     }
 
-    /// As LlamaIndex's `_detect_vector_format`: an unnamed vector wins.
-    fn choose_vector(&self, names: &[String]) -> Result<String> {
+    /// As LlamaIndex's `_detect_vector_format`: an unnamed dense vector
+    /// wins; a hybrid store also takes the sparse vector.
+    fn choose_vectors(&self, names: &VectorNames) -> Result<Layout> {
+        let sparse = if self.settings.hybrid {
+            if names.sparse.iter().any(|n| n == DEFAULT_SPARSE_VECTOR_NAME) {
+                Some(DEFAULT_SPARSE_VECTOR_NAME.to_string())
+            } else {
+                names.sparse.first().cloned()
+            }
+        } else {
+            None
+        };
+        if names.dense.is_empty() {
+            // Keyword vectors only: queries say what they lack.
+            return Ok(Layout {
+                dense: None,
+                sparse,
+            });
+        }
+        let names = &names.dense;
         if names.iter().any(String::is_empty) {
-            return Ok(String::new());
+            return Ok(Layout {
+                dense: Some(String::new()),
+                sparse,
+            });
         }
         let wanted = self
             .settings
@@ -281,10 +361,16 @@ impl QdrantVectorStore {
             .as_deref()
             .unwrap_or(DEFAULT_DENSE_VECTOR_NAME);
         if names.iter().any(|n| n == wanted) {
-            return Ok(wanted.to_string());
+            return Ok(Layout {
+                dense: Some(wanted.to_string()),
+                sparse,
+            });
         }
         if self.settings.dense_vector_name.is_none() && names.len() == 1 {
-            return Ok(names[0].clone());
+            return Ok(Layout {
+                dense: Some(names[0].clone()),
+                sparse,
+            });
         }
         Err(Error::InvalidInput(format!(
             "Qdrant collection `{}` has no dense vector `{wanted}` (it has {names:?}); set dense_vector_name",
@@ -292,23 +378,50 @@ impl QdrantVectorStore {
         )))
     }
 
-    fn point(&self, node: &Node, dim: usize) -> Result<Point> {
-        let id = point_id(&node.id_)?;
-        let vector = node
-            .embedding
-            .clone()
-            .ok_or_else(|| Error::InvalidInput(format!("node `{}` has no embedding", node.id_)))?;
-        if vector.len() != dim {
-            return Err(Error::InvalidInput(format!(
-                "node `{}` has an embedding of dimension {}, the batch has {dim}",
-                node.id_,
-                vector.len()
-            )));
+    /// What the store's generation sees (everything without one).
+    fn visible(&self) -> Plan {
+        match &self.settings.generation {
+            Some(g) => g.visible_plan(GEN_KEY, DEL_KEY),
+            None => Plan::default(),
         }
-        let payload = node_to_metadata_dict(node, !self.settings.stores_text, false)?;
+    }
+
+    fn point(&self, node: &Node, dim: Option<usize>) -> Result<Point> {
+        let id = point_id(&node.id_)?;
+        let vector = match (&node.embedding, dim) {
+            (Some(v), Some(dim)) if v.len() != dim => {
+                return Err(Error::InvalidInput(format!(
+                    "node `{}` has an embedding of dimension {}, the batch has {dim}",
+                    node.id_,
+                    v.len()
+                )));
+            }
+            (Some(v), Some(_)) => Some(v.clone()),
+            (None, None) if self.settings.hybrid => None,
+            _ => {
+                return Err(Error::InvalidInput(format!(
+                    "node `{}` has no embedding{}",
+                    node.id_,
+                    if self.settings.hybrid {
+                        " (in a hybrid store a batch has embeddings for all its nodes or for none)"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+        };
+        let mut payload = node_to_metadata_dict(node, !self.settings.stores_text, false)?;
+        if let Some(g) = &self.settings.generation {
+            payload.insert(GEN_KEY.into(), g.writing()?.into());
+        }
+        let sparse = self.settings.hybrid.then(|| {
+            Bm25SparseEncoder::new()
+                .encode_document(&node.get_content(ragloom_core::schema::MetadataMode::Embed))
+        });
         Ok(Point {
             id,
             vector,
+            sparse,
             payload,
         })
     }
@@ -339,7 +452,7 @@ impl QdrantVectorStore {
         if self.layout(None).await?.is_none() {
             return Ok(Vec::new());
         }
-        let plan = filters::plan(filters, None, None)?;
+        let plan = filters::plan(filters, None, None)?.and(self.visible());
         let hits = self.backend.scroll(&plan, limit).await?;
         Ok(hits
             .iter()
@@ -347,6 +460,127 @@ impl QdrantVectorStore {
             .collect())
     }
 }
+
+impl QdrantVectorStore {
+    /// The query to send for `query` on `layout`, and its limit.
+    fn search_for(&self, query: &VectorStoreQuery, layout: &Layout) -> Result<(Search, usize)> {
+        let top_k = query.similarity_top_k;
+        let sparse = || -> Result<(String, crate::sparse::SparseVector)> {
+            let name = layout.sparse.clone().ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "`{}` queries need a hybrid Qdrant store (enable_hybrid) over a collection with a sparse vector",
+                    query.mode.as_str()
+                ))
+            })?;
+            let text = query.query_str.as_deref().ok_or_else(|| {
+                Error::InvalidInput(format!("a `{}` query needs query_str", query.mode.as_str()))
+            })?;
+            Ok((name, Bm25SparseEncoder::new().encode_query(text)))
+        };
+        let dense = || -> Result<(String, Vec<f32>)> {
+            let name = layout.dense.clone().ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "Qdrant collection `{}` has no dense vector: it holds keyword vectors only",
+                    self.settings.collection_name
+                ))
+            })?;
+            let v = query.query_embedding.clone().ok_or_else(|| {
+                Error::InvalidInput("a Qdrant query needs a query_embedding".into())
+            })?;
+            Ok((name, v))
+        };
+        Ok(match query.mode {
+            VectorStoreQueryMode::Default => {
+                let (name, v) = dense()?;
+                (Search::Dense(name, v), top_k)
+            }
+            VectorStoreQueryMode::Sparse | VectorStoreQueryMode::TextSearch => {
+                let (name, v) = sparse()?;
+                (Search::Sparse(name, v), query.sparse_top_k.unwrap_or(top_k))
+            }
+            VectorStoreQueryMode::Hybrid => {
+                let sparse = sparse()?;
+                let sparse_limit = query.sparse_top_k.unwrap_or(top_k);
+                let limit = query.hybrid_top_k.unwrap_or(top_k);
+                // A keyword-only collection, or a query without a vector: the sparse side alone.
+                if layout.dense.is_none() || query.query_embedding.is_none() {
+                    (Search::Sparse(sparse.0, sparse.1), limit)
+                } else {
+                    let dense = dense()?;
+                    (
+                        Search::Hybrid {
+                            dense,
+                            dense_limit: top_k,
+                            sparse,
+                            sparse_limit,
+                        },
+                        limit,
+                    )
+                }
+            }
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "QdrantVectorStore supports default, sparse, text_search and hybrid queries, not `{}`",
+                    other.as_str()
+                )));
+            }
+        })
+    }
+
+    /// Deletes what `plan` selects; in a generation, points of earlier
+    /// generations are marked deleted at this one (readers of those keep them).
+    async fn delete_plan(&self, plan: Plan) -> Result<()> {
+        let Some(g) = &self.settings.generation else {
+            return self.backend.delete(&plan).await;
+        };
+        let writing = g.writing()?;
+        if g.committed() > 0 {
+            let mut mark = Metadata::new();
+            mark.insert(DEL_KEY.into(), writing.into());
+            self.backend
+                .set_payload(
+                    &plan.clone().and(g.committed_live_plan(GEN_KEY, DEL_KEY)),
+                    mark,
+                )
+                .await?;
+        }
+        self.backend.delete(&plan.and(g.own_plan(GEN_KEY))).await
+    }
+
+    /// Fails when a point of `points` is visible from an earlier generation.
+    async fn refuse_committed_ids(&self, g: &Generation, points: &[Point]) -> Result<()> {
+        let ids: Vec<String> = points.iter().map(|p| p.id.clone()).collect();
+        let plan = Plan {
+            must: vec![Cond::HasId(ids)],
+            ..Plan::default()
+        }
+        .and(g.committed_live_plan(GEN_KEY, DEL_KEY));
+        let hits = self.backend.scroll(&plan, 1).await?;
+        match hits.first() {
+            Some(h) => Err(Error::InvalidInput(format!(
+                "node `{}` is already committed in an earlier generation of Qdrant collection `{}`; delete its document first",
+                h.id, self.settings.collection_name
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Undoes what an unfinished writer of a generation after `g`'s
+    /// committed one left (its points and its deletion marks), then removes
+    /// the points deleted at or before the committed generation. Run it
+    /// holding the writer's lock, before writing.
+    pub async fn recover(&self, g: &Generation) -> Result<()> {
+        if self.layout(None).await?.is_none() {
+            return Ok(());
+        }
+        crate::generation::recover(&self.backend, g, GEN_KEY, DEL_KEY).await
+    }
+}
+
+/// Payload keys of a generation-tagged point: the generation that wrote it,
+/// and the one that deleted it.
+pub const GEN_KEY: &str = "_ragloom_generation";
+pub const DEL_KEY: &str = "_ragloom_deleted";
 
 /// A node id as a Qdrant point id: Qdrant takes UUIDs (or integers) only.
 fn point_id(node_id: &str) -> Result<String> {
@@ -396,15 +630,20 @@ impl VectorStore for QdrantVectorStore {
     }
 
     /// Upserts the nodes in batches of `batch_size` (`parallel` requests at
-    /// once on a remote server); a node id already stored is replaced.
+    /// once on a remote server); a node id already stored is replaced (in a
+    /// generation, a node id visible from an earlier one is an error: its
+    /// committed point would change under readers).
     async fn add(&self, nodes: &[Node]) -> Result<Vec<String>> {
         let Some(first) = nodes.first() else {
             return Ok(Vec::new());
         };
-        let dim =
-            first.embedding.as_ref().map(Vec::len).ok_or_else(|| {
-                Error::InvalidInput(format!("node `{}` has no embedding", first.id_))
-            })?;
+        let dim = first.embedding.as_ref().map(Vec::len);
+        if dim.is_none() && !self.settings.hybrid {
+            return Err(Error::InvalidInput(format!(
+                "node `{}` has no embedding",
+                first.id_
+            )));
+        }
         let points = nodes
             .iter()
             .map(|n| self.point(n, dim))
@@ -419,9 +658,19 @@ impl VectorStore for QdrantVectorStore {
                 .layout(Some(dim))
                 .await?
                 .ok_or_else(|| Error::NotFound("Qdrant collection".into()))?;
+            if dim.is_some() && layout.dense.is_none() {
+                return Err(Error::InvalidInput(format!(
+                    "Qdrant collection `{}` has no dense vector: it was first written without embeddings",
+                    self.settings.collection_name
+                )));
+            }
+            // Nothing is committed before generation 1.
+            if let Some(g) = self.settings.generation.filter(|g| g.committed() > 0) {
+                self.refuse_committed_ids(&g, &points).await?;
+            }
             self.backend
                 .upsert(
-                    &layout.vector_name,
+                    &layout.using(),
                     points,
                     self.settings.batch_size,
                     self.settings.parallel,
@@ -439,13 +688,10 @@ impl VectorStore for QdrantVectorStore {
             return Ok(());
         }
         let plan = Plan {
-            must: vec![filters::Cond::Keyword(
-                DOCUMENT_ID_KEY.into(),
-                ref_doc_id.into(),
-            )],
+            must: vec![Cond::Keyword(DOCUMENT_ID_KEY.into(), ref_doc_id.into())],
             ..Plan::default()
         };
-        self.backend.delete(&plan).await
+        self.delete_plan(plan).await
     }
 
     /// Deletes the listed nodes that also match `filters`, read as
@@ -470,20 +716,10 @@ impl VectorStore for QdrantVectorStore {
             })
             .transpose()?;
         let plan = filters::plan(sel.filters, None, ids)?;
-        self.backend.delete(&plan).await
+        self.delete_plan(plan).await
     }
 
     async fn query(&self, query: &VectorStoreQuery) -> Result<VectorStoreQueryResult> {
-        if query.mode != VectorStoreQueryMode::Default {
-            return Err(Error::Unsupported(format!(
-                "QdrantVectorStore supports dense queries only, not `{}` mode",
-                query.mode.as_str()
-            )));
-        }
-        let embedding = query
-            .query_embedding
-            .as_ref()
-            .ok_or_else(|| Error::InvalidInput("a Qdrant query needs a query_embedding".into()))?;
         let point_ids = match &query.node_ids {
             Some(ids) if !ids.is_empty() => Some(
                 ids.iter()
@@ -493,23 +729,25 @@ impl VectorStore for QdrantVectorStore {
             _ => None,
         };
         let doc_ids = query.doc_ids.as_deref().filter(|ids| !ids.is_empty());
-        let plan = filters::plan(query.filters.as_ref(), doc_ids, point_ids)?;
+        let plan = filters::plan(query.filters.as_ref(), doc_ids, point_ids)?.and(self.visible());
         let Some(layout) = self.layout(None).await? else {
+            if query.mode == VectorStoreQueryMode::Default && query.query_embedding.is_none() {
+                return Err(Error::InvalidInput(
+                    "a Qdrant query needs a query_embedding".into(),
+                ));
+            }
             return Ok(VectorStoreQueryResult::default());
         };
+        let (search, limit) = self.search_for(query, &layout)?;
         let span = tracing::debug_span!(
             "qdrant.query",
             collection = %self.settings.collection_name,
-            top_k = query.similarity_top_k
+            top_k = query.similarity_top_k,
+            mode = query.mode.as_str()
         );
         let hits = self
             .backend
-            .search(
-                &layout.vector_name,
-                embedding.clone(),
-                query.similarity_top_k,
-                &plan,
-            )
+            .search(&search, limit, &plan)
             .instrument(span)
             .await?;
         Ok(self.to_result(hits))
@@ -523,7 +761,18 @@ impl VectorStore for QdrantVectorStore {
             .iter()
             .map(|id| point_id(id))
             .collect::<Result<Vec<_>>>()?;
-        let hits = self.backend.retrieve(&ids).await?;
+        let hits = match &self.settings.generation {
+            // Only what the generation sees, so through a filter.
+            Some(_) => {
+                let plan = Plan {
+                    must: vec![Cond::HasId(ids)],
+                    ..Plan::default()
+                }
+                .and(self.visible());
+                self.backend.scroll(&plan, node_ids.len()).await?
+            }
+            None => self.backend.retrieve(&ids).await?,
+        };
         Ok(hits
             .iter()
             .map(|h| payload_to_node(&h.id, &h.payload))
@@ -532,6 +781,11 @@ impl VectorStore for QdrantVectorStore {
 
     /// Deletes the collection, as LlamaIndex's `clear`; the next `add` creates it again.
     async fn clear(&self) -> Result<()> {
+        if self.settings.generation.is_some() {
+            return Err(Error::Unsupported(
+                "clear on one generation of a Qdrant collection: delete its documents, or drop the collection".into(),
+            ));
+        }
         let mut guard = self.layout.lock().await;
         self.backend.drop_collection().await?;
         *guard = None;

@@ -1,25 +1,25 @@
 //! QdrantVectorStore end to end, live in both modes: embedded (Qdrant's engine
 //! in-process) and remote (qdrant-client's gRPC against a server on 127.0.0.1
-//! started here, whose services run the same engine: `support/server.rs`).
+//! started here, whose services run the same engine: ragloom-qdrant-test-server);
+//! hybrid search, generations and the key-value collections on the server.
 //!
 //! The Python interop data (`data/python_points.json`) was written by
 //! LlamaIndex's own `QdrantVectorStore` (`data/gen_python_points.py`).
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/server.rs"]
-mod server;
-
-use qdrant_edge::external::uuid::Uuid;
+#[cfg(feature = "qdrant-embedded")]
 use qdrant_edge::{EdgeConfigBuilder, EdgeShard, EdgeVectorParamsBuilder};
 use ragloom_core::Error;
 use ragloom_core::schema::{Metadata, Node};
 use ragloom_core::vector_stores::{
     FilterItem, FilterOperator, MetadataFilter, MetadataFilters, VectorStore, VectorStoreQuery,
-    matches, node_to_metadata_dict,
+    VectorStoreQueryMode, matches, node_to_metadata_dict,
 };
-use ragloom_vector_stores_qdrant::QdrantVectorStore;
+use ragloom_qdrant_test_server as server;
+use ragloom_vector_stores_qdrant::{Generation, QdrantKv, QdrantVectorStore};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
+use uuid::Uuid;
 
 fn python() -> Value {
     let text = include_str!("data/python_points.json");
@@ -573,4 +573,299 @@ async fn conforms_embedded() {
     })
     .await;
     check_conformance(&report, "embedded");
+}
+
+fn text_node(id: u128, doc: &str, text: &str, embedding: Option<Vec<f32>>) -> Node {
+    let mut n = Node::text_node(text)
+        .with_id(Uuid::from_u128(id).to_string())
+        .with_relationship(
+            ragloom_core::schema::NodeRelationship::Source,
+            ragloom_core::schema::RelatedNodeInfo::new(doc),
+        );
+    n.embedding = embedding;
+    n
+}
+
+fn hybrid(url: &str, collection: &str) -> ragloom_vector_stores_qdrant::QdrantVectorStoreBuilder {
+    QdrantVectorStore::remote(url)
+        .collection_name(collection)
+        .enable_hybrid(true)
+}
+
+fn ids(result: &ragloom_core::vector_stores::VectorStoreQueryResult) -> Vec<String> {
+    result.ids.clone()
+}
+
+fn text_query(text: &str, mode: VectorStoreQueryMode, k: usize) -> VectorStoreQuery {
+    let mut q = VectorStoreQuery::new(vec![1.0, 0.0], k);
+    q.query_str = Some(text.into());
+    q.mode = mode;
+    q
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hybrid_collections_rank_keywords_and_fuse_them_with_vectors() {
+    let server = server::start().await;
+    let store = hybrid(&server.url, "hybrid").build().unwrap();
+    let nodes = vec![
+        text_node(
+            1,
+            "a",
+            "The heron stood in the reeds by the river.",
+            Some(vec![0.0, 1.0]),
+        ),
+        text_node(
+            2,
+            "b",
+            "A boat engine was serviced in spring.",
+            Some(vec![1.0, 0.0]),
+        ),
+        text_node(
+            3,
+            "c",
+            "The river ran past the mill and the reeds.",
+            Some(vec![0.7, 0.7]),
+        ),
+    ];
+    store.add(&nodes).await.unwrap();
+    // LlamaIndex's hybrid layout, with Qdrant's IDF on the sparse side.
+    assert_eq!(server.state.vector_names("hybrid"), vec!["text-dense"]);
+    assert_eq!(
+        server.state.sparse_vector_names("hybrid"),
+        vec!["text-sparse-new"]
+    );
+
+    // Keywords: "heron" is in one node only.
+    let sparse = store
+        .query(&text_query(
+            "where was the heron?",
+            VectorStoreQueryMode::Sparse,
+            3,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(ids(&sparse), vec![Uuid::from_u128(1).to_string()]);
+    // Text search is the same query.
+    let text = store
+        .query(&text_query("heron", VectorStoreQueryMode::TextSearch, 3))
+        .await
+        .unwrap();
+    assert_eq!(ids(&text), ids(&sparse));
+    // Vectors alone put the engine note first; fused with "reeds river",
+    // node 3 (second by vector, first by keywords) leads.
+    let dense = store
+        .query(&VectorStoreQuery::new(vec![1.0, 0.0], 3))
+        .await
+        .unwrap();
+    assert_eq!(dense.ids[0], Uuid::from_u128(2).to_string());
+    let fused = store
+        .query(&text_query(
+            "reeds river mill",
+            VectorStoreQueryMode::Hybrid,
+            3,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        fused.ids[0],
+        Uuid::from_u128(3).to_string(),
+        "{:?}",
+        fused.ids
+    );
+    assert_eq!(fused.ids.len(), 3);
+    // Nodes come back whole.
+    assert_eq!(fused.nodes.unwrap()[0].text, nodes[2].text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hybrid_store_without_embeddings_keeps_keyword_vectors_only() {
+    let server = server::start().await;
+    let store = hybrid(&server.url, "words").build().unwrap();
+    store
+        .add(&[
+            text_node(1, "a", "Bees left the hive in July.", None),
+            text_node(2, "b", "Tomatoes grow by the fence.", None),
+        ])
+        .await
+        .unwrap();
+    assert!(server.state.vector_names("words").is_empty());
+    let hits = store
+        .query(&text_query(
+            "when did the bees leave",
+            VectorStoreQueryMode::Hybrid,
+            2,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(hits.ids[0], Uuid::from_u128(1).to_string());
+    // A dense query has nothing to search, and says so.
+    let err = store
+        .query(&VectorStoreQuery::new(vec![1.0], 2))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no dense vector"), "{err}");
+    // So has a plain store asked for keywords.
+    let plain = QdrantVectorStore::remote(&server.url)
+        .collection_name("words")
+        .build()
+        .unwrap();
+    let err = plain
+        .query(&text_query("bees", VectorStoreQueryMode::Sparse, 2))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("enable_hybrid"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generation_is_invisible_until_committed_and_recovery_undoes_it() {
+    let server = server::start().await;
+    let at = |g| hybrid(&server.url, "gens").generation(g).build().unwrap();
+    let all = |s: QdrantVectorStore| async move {
+        let mut ids: Vec<String> = s
+            .get_nodes_filtered(None, 100)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|n| n.id_)
+            .collect();
+        ids.sort();
+        ids
+    };
+    let id = |n: u128| Uuid::from_u128(n).to_string();
+    // Generation 1: two documents, committed.
+    let w1 = at(Generation::write(0));
+    w1.add(&[
+        text_node(1, "a", "apples in autumn", None),
+        text_node(2, "b", "bees in summer", None),
+    ])
+    .await
+    .unwrap();
+    assert!(all(at(Generation::read(0))).await.is_empty());
+    assert_eq!(all(at(Generation::read(1))).await, vec![id(1), id(2)]);
+
+    // Generation 2 replaces document a and is never committed.
+    let w2 = at(Generation::write(1));
+    w2.recover(&Generation::write(1)).await.unwrap();
+    w2.delete("a").await.unwrap();
+    w2.add(&[text_node(3, "a", "apples in winter", None)])
+        .await
+        .unwrap();
+    // Its writer sees its own state; readers of 1 do not, by any path.
+    assert_eq!(all(at(Generation::write(1))).await, vec![id(2), id(3)]);
+    let r1 = at(Generation::read(1));
+    assert_eq!(all(at(Generation::read(1))).await, vec![id(1), id(2)]);
+    let hits = r1
+        .query(&text_query("apples", VectorStoreQueryMode::Sparse, 5))
+        .await
+        .unwrap();
+    assert_eq!(hits.ids, vec![id(1)]);
+    assert_eq!(r1.get_nodes(&[id(1), id(3)]).await.unwrap().len(), 1);
+    // A node id readers see cannot be written again under them.
+    let err = w2
+        .add(&[text_node(2, "b", "bees again", None)])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("already committed"), "{err}");
+
+    // The writer died: the next one recovers generation 1 exactly.
+    let w2b = at(Generation::write(1));
+    w2b.recover(&Generation::write(1)).await.unwrap();
+    let every = || async {
+        hybrid(&server.url, "gens")
+            .build()
+            .unwrap()
+            .get_nodes_filtered(None, 100)
+            .await
+            .unwrap()
+            .len()
+    };
+    assert_eq!(all(at(Generation::write(1))).await, vec![id(1), id(2)]);
+    assert_eq!(every().await, 2);
+    // This time it commits: readers of 2 see the new state, and tidying
+    // after the commit removes what generation 2 deleted.
+    w2b.delete("a").await.unwrap();
+    w2b.add(&[text_node(3, "a", "apples in winter", None)])
+        .await
+        .unwrap();
+    assert_eq!(all(at(Generation::read(2))).await, vec![id(2), id(3)]);
+    assert_eq!(all(at(Generation::read(1))).await, vec![id(1), id(2)]);
+    at(Generation::read(2))
+        .recover(&Generation::read(2))
+        .await
+        .unwrap();
+    assert_eq!(every().await, 2);
+    // Clearing one generation of a shared collection is refused.
+    assert!(matches!(
+        at(Generation::write(2)).clear().await,
+        Err(Error::Unsupported(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_values_by_generation_keep_order_and_roll_back() {
+    use ragloom_core::storage::kvstore::{KvBackend, KvValue};
+    let server = server::start().await;
+    let kv = |g| QdrantKv::remote(&server.url, None, "kv", g);
+    let val = |n: i64| -> KvValue { json!({"n": n, "z": 1, "a": 2}).as_object().unwrap().clone() };
+    let read = |kv: &QdrantKv| {
+        kv.read(|t| {
+            Ok(t.get_all("c")?
+                .iter()
+                .map(|(k, v)| (k.clone(), v["n"].as_i64().unwrap()))
+                .collect::<Vec<_>>())
+        })
+        .unwrap()
+    };
+    // Generation 1: three keys, in this order.
+    let w1 = kv(Generation::write(0)).await.unwrap();
+    w1.write(|t| {
+        t.put("k3", val(3), "c")?;
+        t.put("k1", val(1), "c")?;
+        t.put("k2", val(2), "c")
+    })
+    .unwrap();
+    // A failed write leaves nothing.
+    let failed: ragloom_core::Result<()> = w1.write(|t| {
+        t.put("k9", val(9), "c")?;
+        Err(Error::InvalidInput("stop".into()))
+    });
+    assert!(failed.is_err());
+    assert_eq!(
+        read(&w1),
+        vec![("k3".into(), 3), ("k1".into(), 1), ("k2".into(), 2)]
+    );
+    w1.flush().await.unwrap();
+    let r0 = kv(Generation::read(0)).await.unwrap();
+    assert!(read(&r0).is_empty());
+    let r1 = kv(Generation::read(1)).await.unwrap();
+    assert_eq!(
+        read(&r1),
+        vec![("k3".into(), 3), ("k1".into(), 1), ("k2".into(), 2)]
+    );
+    // The value's own key order survives the round trip.
+    let v = r1
+        .read(|t| Ok(t.get("k3", "c")?.unwrap().into_owned()))
+        .unwrap();
+    assert_eq!(v.keys().collect::<Vec<_>>(), vec!["n", "z", "a"]);
+
+    // Generation 2 changes k1, deletes k3, adds k4; readers of 1 see none of it.
+    let w2 = kv(Generation::write(1)).await.unwrap();
+    w2.write(|t| {
+        t.put("k1", val(10), "c")?;
+        assert!(t.delete("k3", "c")?);
+        assert!(!t.delete("nope", "c")?);
+        t.put("k4", val(4), "c")
+    })
+    .unwrap();
+    w2.flush().await.unwrap();
+    let after = vec![("k1".into(), 10), ("k2".into(), 2), ("k4".into(), 4)];
+    assert_eq!(read(&w2), after);
+    assert_eq!(read(&kv(Generation::read(1)).await.unwrap()), read(&r1));
+    assert_eq!(read(&kv(Generation::read(2)).await.unwrap()), after);
+
+    // Had generation 2 died, recovery restores generation 1 for the next writer.
+    let again = kv(Generation::write(1)).await.unwrap();
+    again.recover().await.unwrap();
+    assert_eq!(read(&again), read(&r1));
+    assert_eq!(read(&kv(Generation::read(2)).await.unwrap()), read(&r1));
 }
