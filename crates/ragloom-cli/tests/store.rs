@@ -290,7 +290,7 @@ fn qdrant_markers(home: &Path) -> (String, CommitMarkers) {
 
 /// The live build of `data`'s index in Qdrant: its name and committed generation.
 fn qdrant_live(home: &Path, data: &Path) -> (String, u64) {
-    let (url, markers) = qdrant_markers(home);
+    let (_, markers) = qdrant_markers(home);
     let key = data.canonicalize().unwrap().display().to_string();
     let m = runtime().block_on(markers.get(&key)).unwrap().unwrap();
     (
