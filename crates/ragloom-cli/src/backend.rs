@@ -922,9 +922,22 @@ impl Build {
                     vectors,
                 ))
             }
-            Build::Qdrant(_) => Err(ragloom::Error::Unsupported(
-                "exporting an index that lives in Qdrant: its vectors stay in Qdrant (LlamaIndex's QdrantVectorStore reads the collection itself)".into(),
-            )),
+            Build::Qdrant(b) => {
+                let vectors = Arc::new(SimpleVectorStore::new());
+                let embedded: Vec<_> = b
+                    .vectors
+                    .get_nodes_with_embeddings(usize::MAX)
+                    .await?
+                    .into_iter()
+                    .filter(|n| n.embedding.is_some())
+                    .collect();
+                vectors.add(&embedded).await?;
+                Ok((
+                    copy_collections(&b.kv, doc_collections)?,
+                    copy_collections(&b.kv, index_collections)?,
+                    vectors,
+                ))
+            }
         }
     }
 }

@@ -457,3 +457,98 @@ fn import_into_postgres() {
         query,
     ));
 }
+
+/// A folder Python persisted imports into Qdrant (as one generation of a
+/// build of its own) and answers there; `export` from Qdrant writes the
+/// folder back with the same nodes and hashes, which Python loads.
+#[test]
+fn a_folder_python_persisted_imports_into_qdrant_and_exports_back() {
+    common::in_qdrant(import_into_qdrant);
+}
+
+fn import_into_qdrant() {
+    let Some(python) = python() else { return };
+    let url = common::current_qdrant_url().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(FaultServer::start(vec![embeddings()])).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let folder = home.path().join("python_index");
+    let query = vec![3.0f32, 2.0, 1.0, 1.0];
+    let python_saw = run_python(&python, "persist_index.py", &folder, &query);
+    let source = home.path().join("notes");
+    std::fs::create_dir_all(&source).unwrap();
+    let with_model = ["--embed", "ollama", "--embed-model", "m"];
+    ragloom(home.path())
+        .env("OLLAMA_HOST", server.url())
+        .arg("import")
+        .args(with_model)
+        .arg(&folder)
+        .arg("--files")
+        .arg(&source)
+        .assert()
+        .success();
+    let out = ragloom(home.path())
+        .env("OLLAMA_HOST", server.url())
+        .args(["query", "--json"])
+        .args(with_model)
+        .args(["heron in the reeds", "--files"])
+        .arg(&source)
+        .assert()
+        .success();
+    let answer = json_of(&out.get_output().stdout);
+    assert_eq!(answer["retrieval"], "hybrid", "{answer}");
+    assert!(answer.to_string().contains("heron"), "{answer}");
+
+    // The live build, read as queries read it: Python's nodes, hashes, top-k.
+    let prefix = common::qdrant_prefix(home.path());
+    let markers =
+        ragloom::qdrant::CommitMarkers::remote(&url, None, &format!("{prefix}ragloom_indexes"))
+            .unwrap();
+    rt.block_on(async {
+        let all = markers.all().await.unwrap();
+        let entry = &all[0].1;
+        let name = entry["name"].as_str().unwrap();
+        assert!(
+            name.contains("_i"),
+            "an import is a build of its own: {name}"
+        );
+        let g = ragloom::qdrant::Generation::read(entry["generation"].as_u64().unwrap());
+        assert_eq!(g.committed(), 1);
+        let kv = ragloom::qdrant::QdrantKv::remote(&url, None, &format!("{name}_kv"), g)
+            .await
+            .unwrap();
+        let docstore = ragloom::storage::docstore::KvDocumentStore::from_backend(
+            std::sync::Arc::new(kv),
+            None,
+        );
+        let vectors = ragloom::qdrant::QdrantVectorStore::remote(&url)
+            .collection_name(name)
+            .enable_hybrid(true)
+            .generation(g)
+            .build()
+            .unwrap();
+        assert_as_python(&docstore, &vectors, &python_saw, query.clone()).await;
+    });
+
+    let out = home.path().join("exported");
+    ragloom(home.path())
+        .args(["export", "--llamaindex"])
+        .arg(&out)
+        .arg("--files")
+        .arg(&source)
+        .assert()
+        .success();
+    let loaded = run_python(&python, "load_export.py", &out, &query);
+    assert_eq!(loaded["nodes"], python_saw["nodes"]);
+    assert_eq!(loaded["hashes"], python_saw["hashes"]);
+    // Vectors went through Qdrant as f32: scores within 1e-5.
+    let top = |v: &serde_json::Value| -> Vec<(String, f64)> {
+        serde_json::from_value(v["top"].clone()).unwrap()
+    };
+    let (got, want) = (top(&loaded), top(&python_saw));
+    assert!(!want.is_empty() && got.len() >= want.len(), "{got:?}");
+    for ((gi, gs), (wi, ws)) in got.iter().zip(&want) {
+        assert_eq!(gi, wi);
+        assert!((gs - ws).abs() < 1e-5, "{gs} vs {ws}");
+    }
+}

@@ -149,6 +149,22 @@ impl Backend {
         each!(self, b => b.delete(plan).await)
     }
 
+    /// Points `plan` selects with their dense vector `name` (`""`: unnamed).
+    pub async fn scroll_vectors(
+        &self,
+        plan: &Plan,
+        limit: usize,
+        name: &str,
+    ) -> Result<Vec<(Hit, Option<Vec<f32>>)>> {
+        match self {
+            Backend::Remote(b) => b.scroll_vectors(plan, limit, name).await,
+            #[cfg(feature = "qdrant-embedded")]
+            Backend::Embedded(_) => Err(Error::Unsupported(
+                "reading vectors back from embedded Qdrant".into(),
+            )),
+        }
+    }
+
     pub async fn drop_collection(&self) -> Result<()> {
         each!(self, b => b.drop_collection().await)
     }
@@ -458,6 +474,41 @@ pub(crate) mod remote {
             Ok(out)
         }
 
+        pub async fn scroll_vectors(
+            &self,
+            plan: &Plan,
+            limit: usize,
+            name: &str,
+        ) -> Result<Vec<(Hit, Option<Vec<f32>>)>> {
+            let mut out = Vec::new();
+            let mut offset = None;
+            while out.len() < limit {
+                let request = ScrollPoints {
+                    collection_name: self.collection.clone(),
+                    filter: filter(plan),
+                    offset: offset.take(),
+                    limit: Some((limit - out.len()).min(1000) as u32),
+                    with_payload: Some(true.into()),
+                    with_vectors: Some(true.into()),
+                    ..Default::default()
+                };
+                let response = self
+                    .client
+                    .scroll(request)
+                    .await
+                    .map_err(|e| self.err("scrolling", e))?;
+                for p in response.result {
+                    let vector = p.vectors.and_then(|v| dense_output(v, name));
+                    out.push((hit(p.id, 1.0, p.payload), vector));
+                }
+                match response.next_page_offset {
+                    Some(next) => offset = Some(next),
+                    None => break,
+                }
+            }
+            Ok(out)
+        }
+
         pub async fn delete(&self, plan: &Plan) -> Result<()> {
             let request = DeletePoints {
                 collection_name: self.collection.clone(),
@@ -521,6 +572,23 @@ pub(crate) mod remote {
                 map.into()
             };
         PointStruct::new(p.id.clone(), vectors, p.payload.clone())
+    }
+
+    /// The dense vector `name` of a point read back (`""`: the unnamed one).
+    fn dense_output(v: pb::VectorsOutput, name: &str) -> Option<Vec<f32>> {
+        use pb::vectors_output::VectorsOptions;
+        let one = match v.vectors_options? {
+            VectorsOptions::Vector(one) if name.is_empty() => one,
+            VectorsOptions::Vector(_) => return None,
+            VectorsOptions::Vectors(mut named) => named.vectors.remove(name)?,
+        };
+        #[allow(deprecated)]
+        match one.vector {
+            Some(pb::vector_output::Vector::Dense(d)) => Some(d.data),
+            Some(_) => None,
+            None if one.indices.is_none() => Some(one.data),
+            None => None,
+        }
     }
 
     fn point_id_string(id: Option<PointId>) -> String {

@@ -582,6 +582,31 @@ impl QdrantVectorStore {
 pub const GEN_KEY: &str = "_ragloom_generation";
 pub const DEL_KEY: &str = "_ragloom_deleted";
 
+impl QdrantVectorStore {
+    /// Every node this store sees (up to `limit`) with its dense vector as
+    /// its embedding, for copying an index elsewhere (a remote server only).
+    pub async fn get_nodes_with_embeddings(&self, limit: usize) -> Result<Vec<Node>> {
+        let Some(layout) = self.layout(None).await? else {
+            return Ok(Vec::new());
+        };
+        let name = layout.dense.clone().unwrap_or_default();
+        let hits = self
+            .backend
+            .scroll_vectors(&self.visible(), limit, &name)
+            .await?;
+        Ok(hits
+            .into_iter()
+            .map(|(h, v)| {
+                let mut node = payload_to_node(&h.id, &h.payload);
+                if layout.dense.is_some() {
+                    node.embedding = v;
+                }
+                node
+            })
+            .collect())
+    }
+}
+
 /// A node id as a Qdrant point id: Qdrant takes UUIDs (or integers) only.
 fn point_id(node_id: &str) -> Result<String> {
     uuid::Uuid::parse_str(node_id)
