@@ -267,8 +267,15 @@ fn bench(extra: &[String]) -> Result {
 /// corpus: whole processes, timed and measured by a script in the repository.
 fn store_bench(large: bool) -> Result {
     let mut build = cargo();
-    build.args(["build", "--release", "-p", "ragloom-cli"]);
-    run("cargo build --release -p ragloom-cli", build)?;
+    build.args([
+        "build",
+        "--release",
+        "-p",
+        "ragloom-cli",
+        "-p",
+        "ragloom-qdrant-test-server",
+    ]);
+    run("cargo build --release -p ragloom-cli -p ragloom-qdrant-test-server", build)?;
     let target = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target"));
@@ -290,6 +297,9 @@ fn store_bench(large: bool) -> Result {
     {
         b.arg("--postgres").arg(url);
     }
+    // The Qdrant rows: Qdrant's engine behind the test server's gRPC API.
+    b.arg("--qdrant-server")
+        .arg(target.join("release").join("ragloom-qdrant-test-server"));
     run("store_bench.py", b)
 }
 

@@ -13,6 +13,11 @@ PostgreSQL (`--store URL?schema=...`, a fresh schema dropped afterwards),
 and a table sets the store modes side by side: ingest, re-ingest, query,
 size.
 
+With --qdrant-server BIN (the ragloom-qdrant-test-server binary: Qdrant's
+engine, qdrant-edge, behind Qdrant's gRPC API), the same again with the
+index in Qdrant (`--store qdrant://...`); the store size is the server's
+data folder.
+
 Then (unless --no-hybrid) ragloom alone ingests and queries the corpus with
 an embedding model, for hybrid (dense + BM25) retrieval. The model is
 fake_embeddings.py beside this file: an OpenAI-compatible server that hashes
@@ -212,9 +217,10 @@ def store_args(store: str | None) -> list[str]:
 
 def stored_bytes(ragloom: str, base: list[str], corpus_dir: Path, persist: Path,
                  store: str | None, env: dict) -> int:
-    """The index's size: the persist folder, plus the tables on a server."""
+    """The index's size: the persist folder, plus the tables on a server
+    (Qdrant: the test server's data folder, counted by the caller)."""
     size = dir_bytes(persist)
-    if store:
+    if store and not store.startswith("qdrant://"):
         run = measure(base + ["status", "--files", str(corpus_dir)], env)
         size += ((last_json(run.stdout) or {}).get("store") or {}).get("size_bytes", 0)
     return size
@@ -449,8 +455,10 @@ def modes_table(r: dict) -> list[str]:
     """ragloom's store modes side by side (the rows this run measured)."""
     modes = [("embedded, BM25", r.get("ragloom")),
              ("PostgreSQL, full text", (r.get("postgres") or {}).get("keyword")),
+             ("Qdrant, BM25 sparse vectors", (r.get("qdrant") or {}).get("keyword")),
              ("embedded, hybrid", r.get("hybrid")),
-             ("PostgreSQL, hybrid", (r.get("postgres") or {}).get("hybrid"))]
+             ("PostgreSQL, hybrid", (r.get("postgres") or {}).get("hybrid")),
+             ("Qdrant, hybrid (fused in Qdrant)", (r.get("qdrant") or {}).get("hybrid"))]
     lines = ["| store, retrieval | ingest wall (s) | ingest peak RSS (MB) | "
              "unchanged re-ingest (s) | query wall, median of 3 (s) | store (MB) |",
              "|---|---:|---:|---:|---:|---:|"]
@@ -460,6 +468,26 @@ def modes_table(r: dict) -> list[str]:
                          f"{num(f.get('reingest_wall_s', '—'), '.2f')} | "
                          f"{f['query_wall_s']:.3f} | {f['disk_bytes'] / 1e6:.1f} |")
     return lines
+
+
+class QdrantServer:
+    """The Qdrant test server, on a free port with its data in `data`."""
+
+    def __init__(self, binary: str, data: Path) -> None:
+        self.data = fresh_dir(data)
+        self.proc = subprocess.Popen([binary, "--dir", str(data)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().strip()
+        if not line.startswith("listening http://"):
+            raise StepFailed(f"the Qdrant test server said {line!r}")
+        self.url = line.replace("listening http://", "qdrant://", 1)
+
+    def __enter__(self) -> "QdrantServer":
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
 
 
 def drop_schema(url: str, schema: str) -> None:
@@ -509,6 +537,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--json", type=Path, metavar="OUT", help="also write all figures here as JSON")
     ap.add_argument("--postgres", metavar="URL",
                     help="also run ragloom with the index in this PostgreSQL server (pgvector)")
+    ap.add_argument("--qdrant-server", metavar="BIN",
+                    help="also run ragloom with the index in Qdrant, behind this "
+                         "ragloom-qdrant-test-server binary")
     ap.add_argument("--make-corpus", type=Path, default=MAKE_CORPUS,
                     help="make_corpus.py (default: %(default)s)")
     return ap.parse_args()
@@ -541,6 +572,15 @@ def run(a: argparse.Namespace) -> dict:
             pg[mode] = bench(ragloom, corpus_dir, work / f"ragloom-store-pg-{mode}", store)
             drop_schema(a.postgres, schema)
         result["postgres"] = pg
+    if a.qdrant_server:
+        qd = {}
+        for mode in ["keyword"] + ([] if a.no_hybrid else ["hybrid"]):
+            with QdrantServer(a.qdrant_server, work / f"qdrant-data-{mode}") as server:
+                bench = bench_ragloom if mode == "keyword" else bench_hybrid
+                qd[mode] = bench(ragloom, corpus_dir, work / f"ragloom-store-qdrant-{mode}",
+                                 server.url)
+                qd[mode]["disk_bytes"] += dir_bytes(server.data)
+        result["qdrant"] = qd
     if a.large:
         large_dir, large_bytes = corpus(work, a.make_corpus, LARGE)
         result["large"] = {"corpus": str(large_dir), "text_bytes": large_bytes,
@@ -558,7 +598,7 @@ def report(r: dict) -> None:
         lines += ["", f"## ragloom hybrid retrieval — same corpus, {h['nodes']} nodes, "
                       f"fake {h['embed_dim']}-dimension embeddings over HTTP", ""]
         lines += hybrid_table(h)
-    if "postgres" in r:
+    if "postgres" in r or "qdrant" in r:
         lines += ["", "## ragloom's store modes — same corpus, same run", ""]
         lines += modes_table(r)
     if "large" in r:
