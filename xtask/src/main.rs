@@ -275,7 +275,10 @@ fn store_bench(large: bool) -> Result {
         "-p",
         "ragloom-qdrant-test-server",
     ]);
-    run("cargo build --release -p ragloom-cli -p ragloom-qdrant-test-server", build)?;
+    run(
+        "cargo build --release -p ragloom-cli -p ragloom-qdrant-test-server",
+        build,
+    )?;
     let target = env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target"));

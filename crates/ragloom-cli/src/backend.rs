@@ -55,7 +55,10 @@ impl StoreLocation {
             return Ok(Self::Embedded);
         }
         if let Some(rest) = v.strip_prefix("qdrant://") {
-            return Self::parse_qdrant(rest);
+            return Self::parse_qdrant(rest, "http");
+        }
+        if let Some(rest) = v.strip_prefix("qdrants://") {
+            return Self::parse_qdrant(rest, "https");
         }
         if !(v.starts_with("postgres://") || v.starts_with("postgresql://")) {
             return Err(CliError::config(
@@ -95,8 +98,9 @@ impl StoreLocation {
     }
 
     /// `qdrant://HOST[:PORT][?prefix=NAME]` (the gRPC port, 6334 by
-    /// default; a prefix keeps several sets of indexes apart on one server).
-    fn parse_qdrant(rest: &str) -> Result<Self, CliError> {
+    /// default; a prefix keeps several sets of indexes apart on one server),
+    /// `qdrants://` for TLS.
+    fn parse_qdrant(rest: &str, scheme: &str) -> Result<Self, CliError> {
         let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
         let mut prefix = String::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
@@ -134,7 +138,7 @@ impl StoreLocation {
             None => (rest, 6334),
         };
         Ok(Self::Qdrant {
-            url: format!("http://{host}:{port}"),
+            url: format!("{scheme}://{host}:{port}"),
             prefix,
         })
     }
@@ -143,14 +147,16 @@ impl StoreLocation {
     pub fn label(&self) -> String {
         match self {
             Self::Embedded => "embedded".into(),
-            Self::Qdrant { url, prefix } if prefix.is_empty() => {
-                url.replacen("http://", "qdrant://", 1)
+            Self::Qdrant { url, prefix } => {
+                let base =
+                    url.replacen("https://", "qdrants://", 1)
+                        .replacen("http://", "qdrant://", 1);
+                if prefix.is_empty() {
+                    base
+                } else {
+                    format!("{base}?prefix={}", prefix.trim_end_matches('_'))
+                }
             }
-            Self::Qdrant { url, prefix } => format!(
-                "{}?prefix={}",
-                url.replacen("http://", "qdrant://", 1),
-                prefix.trim_end_matches('_')
-            ),
             Self::Postgres { url, schema } => match ragloom::postgres::connect_options(url) {
                 Ok(o) => format!(
                     "postgres://{}@{}:{}/{} (schema {schema})",
@@ -378,9 +384,11 @@ impl Index {
     /// Takes the lock file of the source's folder, waiting (unless
     /// `no_wait`) while another process holds it.
     async fn lock_file(&self, ui: &Ui, no_wait: bool) -> Result<WriterGuard, CliError> {
-        std::fs::create_dir_all(&self.dir.dir)
-            .map_err(|e| ragloom::Error::io("creating", &self.dir.dir, e))?;
-        let path = self.dir.dir.join("writer.lock");
+        // Beside the source's folder, not in it: `--clear` removes the
+        // folder, and a lock on a removed file would let a second writer in.
+        let locks = self.dir.locks_dir();
+        std::fs::create_dir_all(&locks).map_err(|e| ragloom::Error::io("creating", &locks, e))?;
+        let path = locks.join(format!("{}.lock", self.dir.name()));
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -566,7 +574,9 @@ impl Index {
                 Some(Build::Qdrant(b)) if b.name == name => Ok(Build::Qdrant(b)),
                 _ => {
                     let dim = embed_dim().await?;
-                    // A new build starts at generation 0: nothing committed.
+                    // A new build starts at generation 0, empty: collections
+                    // a failed or replaced build of these settings left go first.
+                    qdrant::drop_build(url, &name).await?;
                     Ok(Build::Qdrant(
                         qdrant::QdrantBuild::open(url, &name, dim, 0).await?,
                     ))
@@ -676,10 +686,30 @@ impl Index {
                     generation: committed,
                 };
                 let value = serde_json::to_value(&entry).map_err(ragloom::Error::from)?;
+                let markers = qdrant::markers(url, self.qdrant_prefix())?;
+                // The lock file keeps writers of one machine apart; this
+                // catches one from elsewhere that committed meanwhile.
+                let now = markers.get(&self.key).await?;
+                let name_now = now.as_ref().and_then(|v| v["name"].as_str());
+                let gen_now = now.as_ref().and_then(|v| v["generation"].as_u64());
+                let ours = tx.build.committed;
+                let unchanged = if ours == 0 {
+                    name_now != Some(entry.name.as_str())
+                } else {
+                    name_now == Some(entry.name.as_str()) && gen_now == Some(ours)
+                };
+                if !unchanged {
+                    return Err(CliError::new(
+                        exit::FAILURE,
+                        format!(
+                            "another ingest of {} committed while this one ran; nothing of this one was published",
+                            self.key
+                        ),
+                        "ingest a source from one machine at a time; run the ingest again",
+                    ));
+                }
                 // The commit: one point, written whole.
-                qdrant::markers(url, self.qdrant_prefix())?
-                    .set(&self.key, &value)
-                    .await?;
+                markers.set(&self.key, &value).await?;
                 if let Err(e) = qdrant::QdrantBuild::tidy(url, &entry.name, committed).await {
                     tracing::warn!("left deleted points for the next ingest to remove: {e}");
                 }

@@ -140,6 +140,23 @@ pub struct IndexDir {
 }
 
 impl IndexDir {
+    /// The folder's own name (unique per source).
+    pub fn name(&self) -> String {
+        self.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Where writer lock files live: beside the index folders, so removing
+    /// a folder never removes a lock someone holds.
+    pub fn locks_dir(&self) -> PathBuf {
+        self.dir.parent().and_then(Path::parent).map_or_else(
+            || self.dir.with_extension("locks"),
+            |root| root.join("locks"),
+        )
+    }
+
     /// The folder of `source` under `root`: a readable name plus a hash of the key.
     pub fn for_source(root: &Path, source: &Source) -> Self {
         let digest = Sha256::digest(source.key.as_bytes());

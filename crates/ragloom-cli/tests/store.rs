@@ -270,14 +270,14 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// The one index folder under `home`'s persist dir.
-fn index_dir(home: &Path) -> PathBuf {
-    std::fs::read_dir(home.join("store/indexes"))
+/// The one entry of `dir`.
+fn index_dir_in(dir: &Path) -> PathBuf {
+    let entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries[0].clone()
 }
 
 /// The Qdrant server of the running test and the commit markers of `home`'s indexes.
@@ -301,9 +301,10 @@ fn qdrant_live(home: &Path, data: &Path) -> (String, u64) {
 
 fn hold_write_lock(home: &Path, data: &Path) -> WriteLock {
     if qdrant_mode() {
+        // The one source's lock file, beside the index folders.
         let file = std::fs::OpenOptions::new()
             .write(true)
-            .open(index_dir(home).join("writer.lock"))
+            .open(index_dir_in(&home.join("store/locks")))
             .unwrap();
         fs4::FileExt::lock(&file).unwrap();
         return WriteLock::Qdrant(file, home.to_path_buf(), data.to_path_buf());
@@ -768,7 +769,7 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
     let rounds: usize = std::env::var("RAGLOOM_KILL_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(if qdrant_mode() { 8 } else { 20 });
+        .unwrap_or(if qdrant_mode() { 5 } else { 20 });
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("docs");
     let old_home = work.path().join("old");

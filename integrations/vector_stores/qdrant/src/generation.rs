@@ -8,7 +8,8 @@
 //! (one point, see [`CommitMarkers`]) from `C` to `N` publishes the whole
 //! write at once; a writer that dies before it leaves points nobody sees,
 //! which [`recover`] removes before the next write (with the marks it set),
-//! along with points deleted at or before the committed generation.
+//! along with points deleted before the committed generation. A reader of
+//! `C` sees its generation exactly until the writer of `N + 1` starts.
 
 use crate::backend::{Backend, CreateSpec, Point, Using};
 use crate::filters::{Cond, Plan, Range};
@@ -100,6 +101,14 @@ impl Generation {
         }
     }
 
+    /// Points of earlier generations, deleted or not.
+    pub(crate) fn committed_plan(&self, gen_key: &str) -> Plan {
+        Plan {
+            must: vec![Self::up_to(gen_key, self.committed)],
+            ..Plan::default()
+        }
+    }
+
     /// Points this writer wrote.
     pub(crate) fn own_plan(&self, gen_key: &str) -> Plan {
         Plan {
@@ -109,8 +118,10 @@ impl Generation {
     }
 }
 
-/// Removes what unfinished writers after `g`'s committed generation left
-/// (their points, their deletion marks) and the points deleted at or before it.
+/// Removes what unfinished writers after `g`'s committed generation `c`
+/// left (their points, their deletion marks) and the points deleted before
+/// `c`: those deleted at `c` stay, as readers of `c - 1` (a query that
+/// started before `c` was committed) still see them.
 pub(crate) async fn recover(
     backend: &Backend,
     g: &Generation,
@@ -126,7 +137,14 @@ pub(crate) async fn recover(
     backend
         .delete_payload(&only(Generation::after(del_key, c)), &[del_key])
         .await?;
-    backend.delete(&only(Generation::up_to(del_key, c))).await
+    match c.checked_sub(1) {
+        Some(before) if before > 0 => {
+            backend
+                .delete(&only(Generation::up_to(del_key, before)))
+                .await
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Commit markers: one point per name in a collection of their own, each

@@ -214,6 +214,9 @@ struct Inner {
     generation: Generation,
     overlay: Mutex<Overlay>,
     known: Mutex<Known>,
+    /// Set when a flush failed: its changes are lost, so the store refuses
+    /// to write or flush again (a commit must not publish a partial write).
+    poisoned: std::sync::atomic::AtomicBool,
     /// Whether the collection is known to exist (then not asked again).
     exists: std::sync::atomic::AtomicBool,
     /// Serialises writes, as the other back ends' transactions do.
@@ -291,6 +294,7 @@ impl QdrantKv {
                     ..Overlay::default()
                 }),
                 known: Mutex::new(Known::default()),
+                poisoned: std::sync::atomic::AtomicBool::new(false),
                 exists: std::sync::atomic::AtomicBool::new(generation.writing().is_ok()),
                 writer: Mutex::new(()),
             }),
@@ -303,7 +307,7 @@ impl QdrantKv {
     }
 
     /// Undoes what an unfinished writer after the committed generation
-    /// left and drops keys deleted at or before it (run before writing).
+    /// left and drops keys deleted before it (run before writing).
     pub async fn recover(&self) -> Result<()> {
         let c = self.inner.generation.committed();
         self.inner
@@ -323,7 +327,7 @@ impl QdrantKv {
                     let up_to = Cond::Range(
                         NEXT_GEN.into(),
                         Range {
-                            lte: Some(c as f64),
+                            lte: Some(c.saturating_sub(1) as f64),
                             ..Range::default()
                         },
                     );
@@ -340,6 +344,11 @@ impl QdrantKv {
                         &[NEXT, NEXT_GEN, NEXT_DELETED],
                     )
                     .await?;
+                    // Keys deleted before the committed generation: readers
+                    // of it and of the one before it never see them.
+                    if c < 2 {
+                        return Ok(());
+                    }
                     b.delete(&Plan {
                         must: vec![up_to, Cond::Bool(NEXT_DELETED.into(), true)],
                         ..Plan::default()
@@ -353,26 +362,52 @@ impl QdrantKv {
     /// Writes every pending change to Qdrant (still invisible to readers
     /// until the generation is committed).
     pub async fn flush(&self) -> Result<()> {
-        match self.take_pending()? {
+        let result = match self.take_pending()? {
             Some(w) => self.inner.bridge.run(move |b| Box::pin(w.write(b))).await,
             None => Ok(()),
-        }
+        };
+        self.poison_on(result)
     }
 
     fn flush_blocking(&self) -> Result<()> {
-        match self.take_pending()? {
+        let result = match self.take_pending()? {
             Some(w) => self
                 .inner
                 .bridge
                 .run_blocking(move |b| Box::pin(w.write(b))),
             None => Ok(()),
+        };
+        self.poison_on(result)
+    }
+
+    fn poison_on(&self, result: Result<()>) -> Result<()> {
+        if result.is_err() {
+            self.inner
+                .poisoned
+                .store(true, std::sync::atomic::Ordering::SeqCst);
         }
+        result
+    }
+
+    fn refuse_if_poisoned(&self) -> Result<()> {
+        if self
+            .inner
+            .poisoned
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(Error::Other(format!(
+                "an earlier write to Qdrant collection `{}` failed: this generation cannot be completed; start the write again",
+                self.inner.collection
+            )));
+        }
+        Ok(())
     }
 
     /// The pending changes, the overlay emptied.
     fn take_pending(&self) -> Result<Option<PendingWrite>> {
         let generation = self.inner.generation;
         generation.writing()?;
+        self.refuse_if_poisoned()?;
         let entries: Vec<((String, String), Pending)> = {
             let mut overlay = self.lock_overlay()?;
             overlay.bytes = 0;
@@ -443,8 +478,8 @@ impl QdrantKv {
             return Ok(None);
         }
         let value = self.fetch_remote(namespace, key)?;
-        self.lock_known()?.fetched.insert(k, value.clone());
-        Ok(value)
+        // A flush meanwhile knows better than this read.
+        Ok(self.lock_known()?.fetched.entry(k).or_insert(value).clone())
     }
 
     fn fetch_remote(&self, namespace: &str, key: &str) -> Result<Option<KvValue>> {
@@ -656,6 +691,7 @@ impl KvBackend for QdrantKv {
     }
 
     fn write<R>(&self, f: impl FnOnce(&mut dyn KvTable) -> Result<R>) -> Result<R> {
+        self.refuse_if_poisoned()?;
         let _one_writer = self
             .inner
             .writer

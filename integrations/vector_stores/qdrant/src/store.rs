@@ -547,18 +547,19 @@ impl QdrantVectorStore {
         self.backend.delete(&plan.and(g.own_plan(GEN_KEY))).await
     }
 
-    /// Fails when a point of `points` is visible from an earlier generation.
+    /// Fails when a point of `points` has a point of an earlier generation,
+    /// even one this writer deleted: readers of those still see it.
     async fn refuse_committed_ids(&self, g: &Generation, points: &[Point]) -> Result<()> {
         let ids: Vec<String> = points.iter().map(|p| p.id.clone()).collect();
         let plan = Plan {
             must: vec![Cond::HasId(ids)],
             ..Plan::default()
         }
-        .and(g.committed_live_plan(GEN_KEY, DEL_KEY));
+        .and(g.committed_plan(GEN_KEY));
         let hits = self.backend.scroll(&plan, 1).await?;
         match hits.first() {
             Some(h) => Err(Error::InvalidInput(format!(
-                "node `{}` is already committed in an earlier generation of Qdrant collection `{}`; delete its document first",
+                "node `{}` is already committed in an earlier generation of Qdrant collection `{}`: its point would change under readers; give the new version a new node id",
                 h.id, self.settings.collection_name
             ))),
             None => Ok(()),
@@ -567,7 +568,8 @@ impl QdrantVectorStore {
 
     /// Undoes what an unfinished writer of a generation after `g`'s
     /// committed one left (its points and its deletion marks), then removes
-    /// the points deleted at or before the committed generation. Run it
+    /// the points deleted before the committed generation (readers of the
+    /// committed one and of the one before it keep what they see). Run it
     /// holding the writer's lock, before writing.
     pub async fn recover(&self, g: &Generation) -> Result<()> {
         if self.layout(None).await?.is_none() {

@@ -760,12 +760,20 @@ async fn a_generation_is_invisible_until_committed_and_recovery_undoes_it() {
         .unwrap();
     assert_eq!(hits.ids, vec![id(1)]);
     assert_eq!(r1.get_nodes(&[id(1), id(3)]).await.unwrap().len(), 1);
-    // A node id readers see cannot be written again under them.
+    // A node id readers see cannot be written again under them, even
+    // after this writer deleted it.
     let err = w2
         .add(&[text_node(2, "b", "bees again", None)])
         .await
         .unwrap_err();
     assert!(err.to_string().contains("already committed"), "{err}");
+    w2.delete("b").await.unwrap();
+    let err = w2
+        .add(&[text_node(2, "b", "bees again", None)])
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("already committed"), "{err}");
+    assert_eq!(all(at(Generation::read(1))).await, vec![id(1), id(2)]);
 
     // The writer died: the next one recovers generation 1 exactly.
     let w2b = at(Generation::write(1));
@@ -781,8 +789,9 @@ async fn a_generation_is_invisible_until_committed_and_recovery_undoes_it() {
     };
     assert_eq!(all(at(Generation::write(1))).await, vec![id(1), id(2)]);
     assert_eq!(every().await, 2);
-    // This time it commits: readers of 2 see the new state, and tidying
-    // after the commit removes what generation 2 deleted.
+    // This time it commits: readers of 2 see the new state. Tidying after
+    // the commit keeps what generation 2 deleted for readers of 1 still
+    // running; the writer of 3 removes it.
     w2b.delete("a").await.unwrap();
     w2b.add(&[text_node(3, "a", "apples in winter", None)])
         .await
@@ -793,7 +802,14 @@ async fn a_generation_is_invisible_until_committed_and_recovery_undoes_it() {
         .recover(&Generation::read(2))
         .await
         .unwrap();
+    assert_eq!(all(at(Generation::read(1))).await, vec![id(1), id(2)]);
+    assert_eq!(every().await, 3);
+    at(Generation::write(3))
+        .recover(&Generation::write(3))
+        .await
+        .unwrap();
     assert_eq!(every().await, 2);
+    assert_eq!(all(at(Generation::read(3))).await, vec![id(2), id(3)]);
     // Clearing one generation of a shared collection is refused.
     assert!(matches!(
         at(Generation::write(2)).clear().await,
