@@ -7,7 +7,7 @@
 //! or before `C` and not deleted at or before `C`. Moving the commit marker
 //! (one point, see [`CommitMarkers`]) from `C` to `N` publishes the whole
 //! write at once; a writer that dies before it leaves points nobody sees,
-//! which [`recover`] removes before the next write (with the marks it set),
+//! which [`recover`](crate::QdrantVectorStore::recover) removes before the next write (with the marks it set),
 //! along with points deleted before the committed generation. A reader of
 //! `C` sees its generation exactly until the writer of `N + 1` starts.
 
