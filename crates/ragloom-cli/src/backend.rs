@@ -689,14 +689,11 @@ impl Index {
                 let markers = qdrant::markers(url, self.qdrant_prefix())?;
                 // The lock file keeps writers of one machine apart; this
                 // catches one from elsewhere that committed meanwhile.
-                let now = markers.get(&self.key).await?;
-                let name_now = now.as_ref().and_then(|v| v["name"].as_str());
-                let gen_now = now.as_ref().and_then(|v| v["generation"].as_u64());
+                let now = self.qdrant_entry(url).await?;
                 let ours = tx.build.committed;
-                let unchanged = if ours == 0 {
-                    name_now != Some(entry.name.as_str())
-                } else {
-                    name_now == Some(entry.name.as_str()) && gen_now == Some(ours)
+                let unchanged = match now {
+                    Some(e) if e.name == entry.name => e.generation == ours && ours > 0,
+                    _ => ours == 0,
                 };
                 if !unchanged {
                     return Err(CliError::new(

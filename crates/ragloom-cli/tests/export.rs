@@ -392,6 +392,44 @@ fn python_opens_postgres() {
     assert_eq!(loaded["top"].as_array().map(Vec::len), Some(3));
 }
 
+/// Python persists an index; `ragloom import` makes it the index of a new
+/// folder under `home` and answers a question from it by hybrid retrieval.
+/// Returns what Python saw, the folder and the query vector.
+fn import_python_index(
+    python: &std::ffi::OsStr,
+    home: &Path,
+) -> (serde_json::Value, std::path::PathBuf, Vec<f32>) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let server = rt.block_on(FaultServer::start(vec![embeddings()])).unwrap();
+    let folder = home.join("python_index");
+    let query = vec![3.0f32, 2.0, 1.0, 1.0];
+    let python_saw = run_python(python, "persist_index.py", &folder, &query);
+    let source = home.join("notes");
+    std::fs::create_dir_all(&source).unwrap();
+    let with_model = ["--embed", "ollama", "--embed-model", "m"];
+    ragloom(home)
+        .env("OLLAMA_HOST", server.url())
+        .arg("import")
+        .args(with_model)
+        .arg(&folder)
+        .arg("--files")
+        .arg(&source)
+        .assert()
+        .success();
+    let out = ragloom(home)
+        .env("OLLAMA_HOST", server.url())
+        .args(["query", "--json"])
+        .args(with_model)
+        .args(["heron in the reeds", "--files"])
+        .arg(&source)
+        .assert()
+        .success();
+    let answer = json_of(&out.get_output().stdout);
+    assert_eq!(answer["retrieval"], "hybrid", "{answer}");
+    assert!(answer.to_string().contains("heron"), "{answer}");
+    (python_saw, source, query)
+}
+
 /// A folder Python persisted imports into PostgreSQL and answers there.
 #[test]
 fn a_folder_python_persisted_imports_into_postgres() {
@@ -402,39 +440,8 @@ fn import_into_postgres() {
     let Some(python) = python() else { return };
     let url = common::current_pg_url().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(FaultServer::start(vec![embeddings()])).unwrap();
     let home = tempfile::tempdir().unwrap();
-    let folder = home.path().join("python_index");
-    let query = vec![3.0f32, 2.0, 1.0, 1.0];
-    let python_saw = run_python(&python, "persist_index.py", &folder, &query);
-    let source = home.path().join("notes");
-    std::fs::create_dir_all(&source).unwrap();
-    ragloom(home.path())
-        .env("OLLAMA_HOST", server.url())
-        .args(["import", "--embed", "ollama", "--embed-model", "m"])
-        .arg(&folder)
-        .arg("--files")
-        .arg(&source)
-        .assert()
-        .success();
-    let out = ragloom(home.path())
-        .env("OLLAMA_HOST", server.url())
-        .args([
-            "query",
-            "--json",
-            "--embed",
-            "ollama",
-            "--embed-model",
-            "m",
-            "heron in the reeds",
-            "--files",
-        ])
-        .arg(&source)
-        .assert()
-        .success();
-    let answer = json_of(&out.get_output().stdout);
-    assert_eq!(answer["retrieval"], "hybrid", "{answer}");
-    assert!(answer.to_string().contains("heron"), "{answer}");
+    let (python_saw, _, query) = import_python_index(&python, home.path());
     let name = live_pg_build(&url, home.path());
     assert!(
         name.contains("_i"),
@@ -470,34 +477,8 @@ fn import_into_qdrant() {
     let Some(python) = python() else { return };
     let url = common::current_qdrant_url().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let server = rt.block_on(FaultServer::start(vec![embeddings()])).unwrap();
     let home = tempfile::tempdir().unwrap();
-    let folder = home.path().join("python_index");
-    let query = vec![3.0f32, 2.0, 1.0, 1.0];
-    let python_saw = run_python(&python, "persist_index.py", &folder, &query);
-    let source = home.path().join("notes");
-    std::fs::create_dir_all(&source).unwrap();
-    let with_model = ["--embed", "ollama", "--embed-model", "m"];
-    ragloom(home.path())
-        .env("OLLAMA_HOST", server.url())
-        .arg("import")
-        .args(with_model)
-        .arg(&folder)
-        .arg("--files")
-        .arg(&source)
-        .assert()
-        .success();
-    let out = ragloom(home.path())
-        .env("OLLAMA_HOST", server.url())
-        .args(["query", "--json"])
-        .args(with_model)
-        .args(["heron in the reeds", "--files"])
-        .arg(&source)
-        .assert()
-        .success();
-    let answer = json_of(&out.get_output().stdout);
-    assert_eq!(answer["retrieval"], "hybrid", "{answer}");
-    assert!(answer.to_string().contains("heron"), "{answer}");
+    let (python_saw, source, query) = import_python_index(&python, home.path());
 
     // The live build, read as queries read it: Python's nodes, hashes, top-k.
     let prefix = common::qdrant_prefix(home.path());

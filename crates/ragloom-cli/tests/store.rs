@@ -288,6 +288,16 @@ fn qdrant_markers(home: &Path) -> (String, CommitMarkers) {
     (url, markers)
 }
 
+/// The node collection `name` of a build, as generation `g` sees it.
+fn qdrant_nodes(url: &str, name: &str, g: Generation) -> QdrantVectorStore {
+    QdrantVectorStore::remote(url)
+        .collection_name(name)
+        .enable_hybrid(true)
+        .generation(g)
+        .build()
+        .unwrap()
+}
+
 /// The live build of `data`'s index in Qdrant: its name and committed generation.
 fn qdrant_live(home: &Path, data: &Path) -> (String, u64) {
     let (_, markers) = qdrant_markers(home);
@@ -351,12 +361,7 @@ impl WriteLock {
                 let url = current_qdrant_url().unwrap();
                 let g = Generation::write(committed);
                 runtime().block_on(async {
-                    let nodes = QdrantVectorStore::remote(&url)
-                        .collection_name(&name)
-                        .enable_hybrid(true)
-                        .generation(g)
-                        .build()
-                        .unwrap();
+                    let nodes = qdrant_nodes(&url, &name, g);
                     for node in nodes.get_nodes_filtered(None, usize::MAX).await.unwrap() {
                         nodes.delete(node.ref_doc_id().unwrap()).await.unwrap();
                     }
@@ -629,12 +634,7 @@ fn export_qdrant(home: &Path) -> BTreeMap<String, String> {
         let kv = QdrantKv::remote(&url, None, &format!("{name}_kv"), g)
             .await
             .unwrap();
-        let nodes = QdrantVectorStore::remote(&url)
-            .collection_name(&name)
-            .enable_hybrid(true)
-            .generation(g)
-            .build()
-            .unwrap();
+        let nodes = qdrant_nodes(&url, &name, g);
         let ids: BTreeSet<String> = nodes
             .get_nodes_filtered(None, usize::MAX)
             .await

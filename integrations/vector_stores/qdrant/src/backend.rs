@@ -444,34 +444,8 @@ pub(crate) mod remote {
         }
 
         pub async fn scroll(&self, plan: &Plan, limit: usize) -> Result<Vec<Hit>> {
-            let mut out = Vec::new();
-            let mut offset = None;
-            while out.len() < limit {
-                let request = ScrollPoints {
-                    collection_name: self.collection.clone(),
-                    filter: filter(plan),
-                    offset: offset.take(),
-                    limit: Some((limit - out.len()).min(1000) as u32),
-                    with_payload: Some(true.into()),
-                    ..Default::default()
-                };
-                let response = self
-                    .client
-                    .scroll(request)
-                    .await
-                    .map_err(|e| self.err("scrolling", e))?;
-                out.extend(
-                    response
-                        .result
-                        .into_iter()
-                        .map(|p| hit(p.id, 1.0, p.payload)),
-                );
-                match response.next_page_offset {
-                    Some(next) => offset = Some(next),
-                    None => break,
-                }
-            }
-            Ok(out)
+            let hits = self.scroll_points(plan, limit, None).await?;
+            Ok(hits.into_iter().map(|(h, _)| h).collect())
         }
 
         pub async fn scroll_vectors(
@@ -479,6 +453,17 @@ pub(crate) mod remote {
             plan: &Plan,
             limit: usize,
             name: &str,
+        ) -> Result<Vec<(Hit, Option<Vec<f32>>)>> {
+            self.scroll_points(plan, limit, Some(name)).await
+        }
+
+        /// Pages through the points `plan` selects, with the dense vector
+        /// `vector` (by name) when asked.
+        async fn scroll_points(
+            &self,
+            plan: &Plan,
+            limit: usize,
+            vector: Option<&str>,
         ) -> Result<Vec<(Hit, Option<Vec<f32>>)>> {
             let mut out = Vec::new();
             let mut offset = None;
@@ -489,7 +474,7 @@ pub(crate) mod remote {
                     offset: offset.take(),
                     limit: Some((limit - out.len()).min(1000) as u32),
                     with_payload: Some(true.into()),
-                    with_vectors: Some(true.into()),
+                    with_vectors: vector.map(|_| true.into()),
                     ..Default::default()
                 };
                 let response = self
@@ -498,8 +483,8 @@ pub(crate) mod remote {
                     .await
                     .map_err(|e| self.err("scrolling", e))?;
                 for p in response.result {
-                    let vector = p.vectors.and_then(|v| dense_output(v, name));
-                    out.push((hit(p.id, 1.0, p.payload), vector));
+                    let v = vector.and_then(|name| dense_output(p.vectors?, name));
+                    out.push((hit(p.id, 1.0, p.payload), v));
                 }
                 match response.next_page_offset {
                     Some(next) => offset = Some(next),

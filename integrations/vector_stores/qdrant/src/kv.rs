@@ -188,6 +188,22 @@ fn parse(text: &str, key: &str) -> Result<KvValue> {
     }
 }
 
+/// About how many bytes `v` takes as JSON, without writing it (the flush
+/// threshold needs no more; the value is written once, at the flush).
+fn approx_len(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => a.iter().map(approx_len).sum::<usize>() + 2,
+        Value::Object(m) => {
+            m.iter()
+                .map(|(k, v)| k.len() + 3 + approx_len(v))
+                .sum::<usize>()
+                + 2
+        }
+        _ => 8,
+    }
+}
+
 /// The id of `key`'s point in `collection`.
 fn key_id(collection: &str, key: &str) -> String {
     crate::generation::marker_id(&format!("kv\u{0}{collection}\u{0}{key}"))
@@ -571,7 +587,7 @@ impl PendingWrite {
                 }
                 match &pending.value {
                     Some(v) => {
-                        payload.insert(NEXT.into(), Value::Object(v.clone()).to_string().into());
+                        payload.insert(NEXT.into(), serde_json::to_string(v)?.into());
                         payload.insert(NEXT_DELETED.into(), false.into());
                     }
                     None => {
@@ -710,7 +726,7 @@ impl KvBackend for QdrantKv {
                 let size = k.0.len()
                     + k.1.len()
                     + v.as_ref()
-                        .map_or(0, |v| Value::Object(v.clone()).to_string().len());
+                        .map_or(0, |v| v.iter().map(|(k, v)| k.len() + approx_len(v)).sum());
                 overlay.bytes += size;
                 let seq = match overlay.entries.get(&k) {
                     Some(p) => p.seq,
