@@ -97,6 +97,70 @@ pub enum Command {
     Export(ExportArgs),
     /// Make a storage folder Python LlamaIndex persisted the index of a source.
     Import(ImportArgs),
+    /// Serve ingested folders over HTTP: an OpenAI-compatible chat API, MCP
+    /// (Streamable HTTP at /mcp), a REST API and a web chat page.
+    Serve(ServeArgs),
+    /// Serve ingested folders to an MCP client over stdio (for desktop
+    /// assistants and editors); logs go to stderr.
+    Mcp(McpArgs),
+}
+
+/// `ragloom serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// An ingested folder, file or glob to serve, named after its folder
+    /// (`NAME=FILES` names it); repeat for several (default: the last one ingested).
+    #[arg(long, short = 'f', value_name = "FILES")]
+    pub files: Vec<String>,
+    /// The address to listen on. Anything but loopback needs an API key.
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    pub host: String,
+    /// The port (0: any free one; the address is printed on stderr).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// An API key clients send as `Authorization: Bearer KEY`; repeat for
+    /// several. Also RAGLOOM_API_KEY (comma-separated).
+    #[arg(
+        long = "api-key",
+        env = "RAGLOOM_API_KEY",
+        value_delimiter = ',',
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub api_keys: Vec<String>,
+    /// Listen on a non-loopback address without an API key.
+    #[arg(long)]
+    pub insecure_no_auth: bool,
+    /// A browser origin allowed by CORS (`*` for any); repeat for several. Off by default.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    pub cors_origins: Vec<String>,
+    /// A host name MCP clients reach the server by, beyond loopback (DNS-rebinding protection).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+    /// Request logs: `text` or `json` (one object per line), on stderr.
+    #[arg(long, default_value = "text", value_name = "FORMAT")]
+    pub log_format: String,
+    /// LLM calls answered at once; more wait in a queue.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_concurrent_llm: usize,
+    /// Calls that may wait for the LLM; past that, 429 with Retry-After.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub max_queued_llm: usize,
+    /// Seconds one request may take, generation included.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub request_timeout: u64,
+    /// The largest upload, in megabytes.
+    #[arg(long, default_value_t = 64, value_name = "MB")]
+    pub max_upload_mb: usize,
+}
+
+/// `ragloom mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// An ingested folder, file or glob to serve (`NAME=FILES` names it);
+    /// repeat for several (default: the last one ingested).
+    #[arg(long, short = 'f', value_name = "FILES")]
+    pub files: Vec<String>,
 }
 
 /// `ragloom import`.

@@ -25,7 +25,9 @@ use ragloom::sqlite::{SqliteStore, SqliteTransaction};
 use ragloom::storage::StorageContext;
 use ragloom::storage::docstore::DocStore;
 use ragloom::storage::kvstore::{KvBackend, SimpleKVStore};
-use ragloom::vector_stores::{SimpleVectorStore, VectorStore, VectorStoreQueryMode};
+use ragloom::vector_stores::{
+    MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQueryMode,
+};
 use ragloom::{Embedding, MockEmbedding};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -799,87 +801,70 @@ impl Build {
         }
     }
 
-    /// Keyword retrieval: BM25 over the embedded store's keyword index, or
-    /// PostgreSQL full text over the vector table (PGVectorStore's text search).
+    /// Keyword retrieval: BM25 over the embedded store's keyword index,
+    /// PostgreSQL full text over the vector table (PGVectorStore's text
+    /// search), or Qdrant's sparse vectors; only nodes matching `filters`.
     pub fn keyword_retriever(
         &self,
         top_k: usize,
+        filters: Option<MetadataFilters>,
     ) -> ragloom::Result<(Arc<dyn Retriever>, &'static str)> {
-        match self {
-            Build::Sqlite(s) => Ok((Arc::new(s.bm25_retriever().similarity_top_k(top_k)), "bm25")),
-            Build::Postgres(s, dim) => {
-                // Text search embeds nothing: the model is never called.
-                let index = VectorStoreIndex::from_vector_store(
-                    s.vector_store(),
-                    Arc::new(MockEmbedding::new((*dim).max(1))),
-                )?;
-                Ok((
-                    Arc::new(
-                        index
-                            .as_retriever()
-                            .vector_store_query_mode(VectorStoreQueryMode::TextSearch)
-                            .similarity_top_k(top_k),
-                    ),
-                    "fulltext",
-                ))
+        let (vectors, dim, mode, label) = match self {
+            Build::Sqlite(s) => {
+                let mut r = s.bm25_retriever().similarity_top_k(top_k);
+                if let Some(f) = filters {
+                    r = r.filters(f);
+                }
+                return Ok((Arc::new(r), "bm25"));
             }
-            Build::Qdrant(b) => {
-                // Sparse search embeds nothing: the model is never called.
-                let index = VectorStoreIndex::from_vector_store(
-                    b.vectors.clone(),
-                    Arc::new(MockEmbedding::new(b.embed_dim.max(1))),
-                )?;
-                Ok((
-                    Arc::new(
-                        index
-                            .as_retriever()
-                            .vector_store_query_mode(VectorStoreQueryMode::Sparse)
-                            .similarity_top_k(top_k),
-                    ),
-                    "sparse",
-                ))
-            }
+            Build::Postgres(s, dim) => (
+                s.vector_store() as Arc<dyn VectorStore>,
+                *dim,
+                VectorStoreQueryMode::TextSearch,
+                "fulltext",
+            ),
+            Build::Qdrant(b) => (
+                b.vectors.clone() as Arc<dyn VectorStore>,
+                b.embed_dim,
+                VectorStoreQueryMode::Sparse,
+                "sparse",
+            ),
+        };
+        // Text and sparse search embed nothing: the model is never called.
+        let index =
+            VectorStoreIndex::from_vector_store(vectors, Arc::new(MockEmbedding::new(dim.max(1))))?;
+        let mut r = index
+            .as_retriever()
+            .vector_store_query_mode(mode)
+            .similarity_top_k(top_k);
+        if let Some(f) = filters {
+            r = r.filters(f);
         }
+        Ok((Arc::new(r), label))
     }
 
-    /// Keyword and dense retrieval fused by the store itself, where it can
-    /// (Qdrant: both searches and their reciprocal rank fusion in one query).
-    pub fn hybrid_retriever(
+    /// The build's vectors as an index embedding queries with `embed`, the
+    /// model the vectors were made with.
+    pub async fn vector_index(
         &self,
         embed: Arc<dyn Embedding>,
-        top_k: usize,
-    ) -> ragloom::Result<Option<Arc<dyn Retriever>>> {
+    ) -> ragloom::Result<VectorStoreIndex> {
         match self {
-            Build::Qdrant(b) => {
-                let index = VectorStoreIndex::from_vector_store(b.vectors.clone(), embed)?;
-                Ok(Some(Arc::new(
-                    index
-                        .as_retriever()
-                        .vector_store_query_mode(VectorStoreQueryMode::Hybrid)
-                        .similarity_top_k(top_k),
-                )))
-            }
-            _ => Ok(None),
-        }
-    }
-
-    /// Dense retrieval with `embed`, the model the vectors were made with.
-    pub async fn dense_retriever(
-        &self,
-        embed: Arc<dyn Embedding>,
-        top_k: usize,
-    ) -> ragloom::Result<Arc<dyn Retriever>> {
-        let index = match self {
             Build::Sqlite(s) => {
                 VectorStoreIndex::builder(embed)
                     .storage_context(s.storage_context())
                     .load_or_create()
-                    .await?
+                    .await
             }
-            Build::Postgres(s, _) => VectorStoreIndex::from_vector_store(s.vector_store(), embed)?,
-            Build::Qdrant(b) => VectorStoreIndex::from_vector_store(b.vectors.clone(), embed)?,
-        };
-        Ok(Arc::new(index.as_retriever().similarity_top_k(top_k)))
+            Build::Postgres(s, _) => VectorStoreIndex::from_vector_store(s.vector_store(), embed),
+            Build::Qdrant(b) => VectorStoreIndex::from_vector_store(b.vectors.clone(), embed),
+        }
+    }
+
+    /// Whether the store fuses keyword and dense search itself (Qdrant:
+    /// both searches and their reciprocal rank fusion in one query).
+    pub fn fuses_hybrid(&self) -> bool {
+        matches!(self, Build::Qdrant(_))
     }
 
     /// Where the build lives and its size there.

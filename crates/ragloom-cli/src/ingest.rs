@@ -21,7 +21,7 @@ use ragloom::storage::StorageContext;
 use ragloom::transform::TransformComponent;
 use ragloom::{Embedding, Node, ProviderSpec, SentenceSplitter};
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -81,8 +81,8 @@ type Unlisted = (String, String);
 
 /// The files of `source` with their size and modification time; files that
 /// cannot be stat'ed are returned apart.
-fn list(source: &Source) -> Result<(Vec<Listed>, Vec<Unlisted>), CliError> {
-    let paths: Vec<PathBuf> = match &source.kind {
+fn list(source: &Source, uploads: &Path) -> Result<(Vec<Listed>, Vec<Unlisted>), CliError> {
+    let mut paths: Vec<PathBuf> = match &source.kind {
         SourceKind::Folder => {
             let reader = SimpleDirectoryReader::new(&source.base).recursive(true);
             #[cfg(feature = "file-readers")]
@@ -100,6 +100,21 @@ fn list(source: &Source) -> Result<(Vec<Listed>, Vec<Unlisted>), CliError> {
         SourceKind::File(path) => vec![path.clone()],
         SourceKind::Glob(_) => source.glob_files()?.unwrap_or_default(),
     };
+    // Files uploaded to `ragloom serve` are part of the source: an ingest
+    // from the command line keeps them.
+    if uploads.is_dir() {
+        let reader = SimpleDirectoryReader::new(uploads).recursive(false);
+        #[cfg(feature = "file-readers")]
+        let reader = {
+            use ragloom::file_readers::SimpleDirectoryReaderExt;
+            reader.with_default_file_extractors()
+        };
+        match reader.input_files() {
+            Ok(files) => paths.extend(files),
+            Err(ragloom::Error::NotFound(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     let mut listed = Vec::with_capacity(paths.len());
     let mut failed = Vec::new();
     for path in paths {
@@ -281,7 +296,7 @@ pub async fn ingest(
     let manifest = tx.read_manifest()?;
     let previous = tx.read_files()?;
     let listed_at_ns = nanos(SystemTime::now());
-    let (listed, unlisted) = list(source)?;
+    let (listed, unlisted) = list(source, &index.dir.uploads_dir())?;
     // Racy files (modified in the second the last listing ran, or later) are read again.
     let racy_from = manifest.as_ref().map_or(i128::MIN, |m| {
         m.listed_at_ns - m.listed_at_ns.rem_euclid(1_000_000_000)

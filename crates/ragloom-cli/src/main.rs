@@ -11,6 +11,7 @@ mod export;
 mod import;
 mod ingest;
 mod out;
+mod serve;
 mod source;
 mod store;
 mod ui;
@@ -28,7 +29,12 @@ use ui::Ui;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.global.verbose {
+    if let Command::Serve(a) = &cli.command {
+        if let Err(e) = serve_logs(&a.log_format, cli.global.verbose) {
+            eprintln!("{e}");
+            return ExitCode::from(exit::USAGE as u8);
+        }
+    } else if cli.global.verbose {
         tracing_subscriber::fmt()
             .with_writer(std::io::stderr)
             .with_max_level(tracing::Level::INFO)
@@ -157,6 +163,18 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 source.key
             ))
         }
+        Command::Serve(a) => serve_http(a, &root, &spec, &location, g.top_k).await,
+        Command::Mcp(a) => {
+            let server = server_of(
+                &a.files,
+                &root,
+                &spec,
+                &location,
+                g.top_k,
+                Default::default(),
+            )?;
+            server.serve_mcp_stdio().await.map_err(CliError::from)
+        }
         Command::Export(args::ExportArgs { llamaindex, files }) => {
             let source = source_of(&root, files.as_deref())?;
             let build = index_of(&source)
@@ -178,6 +196,153 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             ))
         }
     }
+}
+
+/// Request logs on stderr for `serve`: text or JSON lines.
+fn serve_logs(format: &str, verbose: bool) -> Result<(), CliError> {
+    let level = if verbose {
+        tracing::Level::DEBUG
+    } else {
+        tracing::Level::INFO
+    };
+    let base = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_target(false);
+    match format {
+        "text" => base.init(),
+        "json" => base.json().flatten_event(true).init(),
+        other => {
+            return Err(CliError::new(
+                exit::USAGE,
+                format!("--log-format {other} is not one of text, json"),
+                "give --log-format text or --log-format json",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A server of the sources named by `files` (default: the last one ingested).
+fn server_of(
+    files: &[String],
+    root: &Path,
+    spec: &ProviderSpec,
+    location: &StoreLocation,
+    top_k: usize,
+    config: ragloom_server::ServerConfig,
+) -> Result<ragloom_server::Server, CliError> {
+    let llm = spec.llm.build()?;
+    let mut names: Vec<String> = Vec::new();
+    let mut indexes: Vec<std::sync::Arc<dyn ragloom_server::ServedIndex>> = Vec::new();
+    let named: Vec<(Option<String>, Option<&str>)> = if files.is_empty() {
+        vec![(None, None)]
+    } else {
+        files
+            .iter()
+            .map(|f| match f.split_once('=') {
+                Some((n, p)) if !n.is_empty() && !n.contains('/') && !Path::new(f).exists() => {
+                    (Some(n.to_string()), Some(p))
+                }
+                _ => (None, Some(f.as_str())),
+            })
+            .collect()
+    };
+    for (name, files) in named {
+        let source = source_of(root, files)?;
+        let name = name.unwrap_or_else(|| serve::index_name(&source, &names));
+        if names.contains(&name) {
+            return Err(CliError::new(
+                exit::USAGE,
+                format!("two indexes are named {name}"),
+                "name them with NAME=FILES",
+            ));
+        }
+        let index = Index::new(root, &source, location.clone());
+        names.push(name.clone());
+        indexes.push(std::sync::Arc::new(serve::CliIndex::new(
+            name,
+            source,
+            index,
+            spec.clone(),
+            llm.clone(),
+        )));
+    }
+    let config = ragloom_server::ServerConfig { top_k, ..config };
+    ragloom_server::Server::new(config, indexes).map_err(CliError::from)
+}
+
+async fn serve_http(
+    a: &args::ServeArgs,
+    root: &Path,
+    spec: &ProviderSpec,
+    location: &StoreLocation,
+    top_k: usize,
+) -> Result<(), CliError> {
+    let keys: Vec<String> = a
+        .api_keys
+        .iter()
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
+        .collect();
+    let loopback = a.host == "localhost"
+        || a.host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if !loopback && keys.is_empty() && !a.insecure_no_auth {
+        return Err(CliError::new(
+            exit::USAGE,
+            format!(
+                "{} is reachable from other machines and no API key is set",
+                a.host
+            ),
+            "give --api-key KEY (or RAGLOOM_API_KEY), or --insecure-no-auth to serve it open",
+        ));
+    }
+    let config = ragloom_server::ServerConfig {
+        api_keys: keys.clone(),
+        cors_origins: a.cors_origins.clone(),
+        max_upload_bytes: a.max_upload_mb.saturating_mul(1024 * 1024),
+        request_timeout: std::time::Duration::from_secs(a.request_timeout.max(1)),
+        max_concurrent_llm: a.max_concurrent_llm.max(1),
+        max_queued_llm: a.max_queued_llm,
+        allowed_hosts: if loopback {
+            a.allowed_hosts.clone()
+        } else {
+            vec!["*".into()]
+        },
+        ..Default::default()
+    };
+    let server = server_of(&a.files, root, spec, location, top_k, config)?;
+    let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
+        .await
+        .map_err(|e| {
+            CliError::new(
+                exit::FAILURE,
+                format!("cannot listen on {}:{}: {e}", a.host, a.port),
+                "pick another --port, or stop what listens there",
+            )
+        })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| CliError::new(exit::FAILURE, format!("cannot read the address: {e}"), ""))?;
+    let shown = if addr.is_ipv6() {
+        format!("http://[{}]:{}", addr.ip(), addr.port())
+    } else {
+        format!("http://{addr}")
+    };
+    eprintln!(
+        "ragloom serving at {shown} (chat page /, OpenAI API /v1, MCP /mcp, OpenAPI /openapi.json){}",
+        if keys.is_empty() {
+            "; no API key: open to this machine"
+        } else {
+            ""
+        }
+    );
+    server
+        .serve(listener, ragloom_server::shutdown_signal())
+        .await
+        .map_err(|e| CliError::new(exit::FAILURE, format!("the server stopped: {e}"), ""))
 }
 
 /// Providers and the store, from flags, environment and config file.

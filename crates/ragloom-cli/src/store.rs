@@ -185,6 +185,16 @@ impl IndexDir {
         }
     }
 
+    /// Where `ragloom serve` saves uploads to this index: beside the index
+    /// folders (clearing an index keeps them), and one of its sources.
+    pub fn uploads_dir(&self) -> PathBuf {
+        let name = self.name();
+        self.dir.parent().and_then(Path::parent).map_or_else(
+            || self.dir.with_extension("uploads"),
+            |root| root.join("uploads").join(name),
+        )
+    }
+
     fn current_path(&self) -> PathBuf {
         self.dir.join("current.json")
     }

@@ -13,6 +13,7 @@ use ragloom_core::storage::docstore::{
     DEFAULT_COLLECTION_DATA_SUFFIX, DEFAULT_NAMESPACE, json_to_doc,
 };
 use ragloom_core::storage::kvstore::KvTable;
+use ragloom_core::vector_stores::{MetadataFilters, matches};
 use std::sync::Arc;
 
 /// BM25 over every node of a [`crate::SqliteStore`], scored as
@@ -25,6 +26,7 @@ pub struct SqliteBm25Retriever {
     pub(crate) tokenizer: Bm25Tokenizer,
     pub(crate) similarity_top_k: usize,
     pub(crate) params: Params,
+    pub(crate) filters: Option<MetadataFilters>,
 }
 
 impl SqliteBm25Retriever {
@@ -37,12 +39,21 @@ impl SqliteBm25Retriever {
                 k1: DEFAULT_K1,
                 b: DEFAULT_B,
             },
+            filters: None,
         }
     }
 
     /// How many nodes to return (default 2, as LlamaIndex).
     pub fn similarity_top_k(mut self, k: usize) -> Self {
         self.similarity_top_k = k;
+        self
+    }
+
+    /// Only nodes whose metadata match `filters` are returned. Scores stay
+    /// those of the whole index (its term statistics); nodes are read in
+    /// score order until `top_k` of them match.
+    pub fn filters(mut self, filters: MetadataFilters) -> Self {
+        self.filters = Some(filters);
         self
     }
 
@@ -63,21 +74,34 @@ impl SqliteBm25Retriever {
         let collection = format!("{DEFAULT_NAMESPACE}{DEFAULT_COLLECTION_DATA_SUFFIX}");
         let db = &self.db;
         db.read(&Scope::Committed, |conn| {
-            let hits =
-                keyword::search(&db.path, conn, &tokens, self.params, self.similarity_top_k)?;
+            let k = match self.filters {
+                Some(_) => usize::MAX,
+                None => self.similarity_top_k,
+            };
+            let hits = keyword::search(&db.path, conn, &tokens, self.params, k)?;
             // The nodes are read in the same snapshot as the postings, through
             // the docstore's own table, so a hit is never a node since deleted.
             let mut table = Table { conn, db };
-            hits.into_iter()
-                .map(|(id, score)| {
-                    let stored = table.get(&id, &collection)?.ok_or_else(|| {
-                        Error::corrupt(&db.path, format!("indexed node `{id}` is not stored"))
-                    })?;
-                    let node = json_to_doc(&stored)
-                        .map_err(|m| Error::corrupt(&db.path, format!("node `{id}`: {m}")))?;
-                    Ok(NodeWithScore::new(node, Some(score)))
-                })
-                .collect()
+            let mut out = Vec::new();
+            for (id, score) in hits {
+                if out.len() == self.similarity_top_k {
+                    break;
+                }
+                let stored = table.get(&id, &collection)?.ok_or_else(|| {
+                    Error::corrupt(&db.path, format!("indexed node `{id}` is not stored"))
+                })?;
+                let node = json_to_doc(&stored)
+                    .map_err(|m| Error::corrupt(&db.path, format!("node `{id}`: {m}")))?;
+                if self
+                    .filters
+                    .as_ref()
+                    .is_some_and(|f| !matches(f, &node.metadata))
+                {
+                    continue;
+                }
+                out.push(NodeWithScore::new(node, Some(score)));
+            }
+            Ok(out)
         })
     }
 }

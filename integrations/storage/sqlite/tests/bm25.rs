@@ -199,3 +199,45 @@ async fn nodes_stored_before_the_keyword_index_are_indexed_when_the_file_is_migr
     assert!(!hits.is_empty());
     assert_same_ranking(&store, 4).await;
 }
+
+#[tokio::test]
+async fn filters_keep_the_best_matching_nodes_with_their_whole_index_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("index.sqlite")).unwrap();
+    let mut nodes = Vec::new();
+    for (name, text) in corpus() {
+        let book = name.split('#').next().unwrap().to_string();
+        nodes.extend(
+            split(&name, &text)
+                .into_iter()
+                .map(|n| n.with_metadata("book", book.clone())),
+        );
+    }
+    store
+        .docstore()
+        .add_documents(&nodes, true, true)
+        .await
+        .unwrap();
+    let all = store.bm25_retriever().similarity_top_k(usize::MAX);
+    let only = MetadataFilters::and([MetadataFilter::eq("book", "asyoulik.txt")]);
+    let filtered = store.bm25_retriever().similarity_top_k(3).filters(only);
+    for q in ["Alice Alice rabbit", "Rosalind in the forest of Arden"] {
+        // The unfiltered ranking, restricted to the book, cut to three.
+        let want: Vec<(String, Option<f32>)> = all
+            .retrieve_str(q)
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.node.metadata["book"] == "asyoulik.txt")
+            .take(3)
+            .map(|n| (n.node.node_id().to_string(), n.score))
+            .collect();
+        let got: Vec<(String, Option<f32>)> = filtered
+            .retrieve_str(q)
+            .unwrap()
+            .into_iter()
+            .map(|n| (n.node.node_id().to_string(), n.score))
+            .collect();
+        assert_eq!(got.len(), 3, "{q}");
+        assert_eq!(got, want, "{q}");
+    }
+}

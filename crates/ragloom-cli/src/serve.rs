@@ -1,0 +1,263 @@
+//! `ragloom serve` and `ragloom mcp`: ingested folders as a service, each an
+//! index the server reopens when another process ingests it.
+
+use crate::answer::Retrievers;
+use crate::backend::Index;
+use crate::error::{CliError, exit};
+use crate::ingest::{self, IngestOptions};
+use crate::source::Source;
+use crate::store::Manifest;
+use crate::ui::Ui;
+use async_trait::async_trait;
+use ragloom::retrievers::Retriever;
+use ragloom::vector_stores::MetadataFilters;
+use ragloom::{Llm, ProviderSpec};
+use ragloom_server::{IndexView, RetrieverFactory, ServeError, ServedIndex, Uploads};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often a served index looks for a newer ingest.
+const REFRESH: Duration = Duration::from_secs(1);
+
+/// Background work talks through errors and job summaries, not the terminal.
+const QUIET: Ui = Ui {
+    json: true,
+    verbose: false,
+};
+
+/// One ingested source, served.
+#[derive(Debug)]
+pub struct CliIndex {
+    name: String,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    source: Source,
+    index: Index,
+    spec: ProviderSpec,
+    llm: Option<Arc<dyn Llm>>,
+    uploads_dir: PathBuf,
+    cache: tokio::sync::Mutex<Option<Cached>>,
+}
+
+#[derive(Debug)]
+struct Cached {
+    view: Arc<IndexView>,
+    manifest: Manifest,
+    checked: Instant,
+}
+
+fn serve_error(e: CliError) -> ServeError {
+    let text = match &e.hint {
+        Some(h) => format!("{} ({h})", e.message),
+        None => e.message.clone(),
+    };
+    if e.code == exit::NO_INPUT {
+        ServeError::NotFound(text)
+    } else {
+        ServeError::Ragloom(ragloom::Error::Other(text))
+    }
+}
+
+#[derive(Debug)]
+struct Factory(Retrievers);
+
+#[async_trait]
+impl RetrieverFactory for Factory {
+    async fn retriever(
+        &self,
+        top_k: usize,
+        filters: Option<MetadataFilters>,
+    ) -> Result<Arc<dyn Retriever>, ServeError> {
+        Ok(self.0.retriever(top_k, filters)?)
+    }
+}
+
+impl CliIndex {
+    pub fn new(
+        name: String,
+        source: Source,
+        index: Index,
+        spec: ProviderSpec,
+        llm: Option<Arc<dyn Llm>>,
+    ) -> Self {
+        let uploads_dir = index.dir.uploads_dir();
+        Self {
+            name,
+            shared: Arc::new(Shared {
+                source,
+                index,
+                spec,
+                llm,
+                uploads_dir,
+                cache: tokio::sync::Mutex::new(None),
+            }),
+        }
+    }
+}
+
+impl Shared {
+    /// The current view and manifest: reopened when an ingest committed
+    /// since the last look (at most once per [`REFRESH`]).
+    async fn current(&self) -> Result<(Arc<IndexView>, Manifest), ServeError> {
+        let mut cache = self.cache.lock().await;
+        if let Some(c) = cache.as_ref().filter(|c| c.checked.elapsed() < REFRESH) {
+            return Ok((c.view.clone(), c.manifest.clone()));
+        }
+        let nothing = || {
+            ServeError::NotFound(format!(
+                "nothing is ingested for {}: run `ragloom ingest {}`",
+                self.source.key, self.source.key
+            ))
+        };
+        let build = self
+            .index
+            .open_live(false, false)
+            .await
+            .map_err(serve_error)?
+            .ok_or_else(nothing)?;
+        let manifest = build.manifest()?.ok_or_else(nothing)?;
+        if let Some(c) = cache
+            .as_mut()
+            .filter(|c| c.manifest.updated == manifest.updated)
+        {
+            c.checked = Instant::now();
+            return Ok((c.view.clone(), c.manifest.clone()));
+        }
+        let retrievers = Retrievers::open(build, &manifest.settings.embed, &self.spec, &QUIET)
+            .await
+            .map_err(serve_error)?;
+        let view = Arc::new(IndexView {
+            retrieval: retrievers.retrieval.to_string(),
+            docstore: retrievers.build().docstore(),
+            retrievers: Arc::new(Factory(retrievers)),
+            llm: self.llm.clone(),
+            base: Some(self.source.base.clone()),
+            uploads_dir: Some(self.uploads_dir.clone()),
+        });
+        tracing::info!(source = %self.source.key, updated = %manifest.updated, "opened the index");
+        *cache = Some(Cached {
+            view: view.clone(),
+            manifest: manifest.clone(),
+            checked: Instant::now(),
+        });
+        Ok((view, manifest))
+    }
+}
+
+#[async_trait]
+impl ServedIndex for CliIndex {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn view(&self) -> Result<Arc<IndexView>, ServeError> {
+        Ok(self.shared.current().await?.0)
+    }
+
+    async fn status(&self) -> Result<serde_json::Value, ServeError> {
+        let (view, m) = self.shared.current().await?;
+        let refs = view.docstore.get_all_ref_doc_info().await?;
+        Ok(serde_json::json!({
+            "source": m.source,
+            "documents": refs.len(),
+            "nodes": refs.values().map(|r| r.node_ids.len()).sum::<usize>(),
+            "retrieval": view.retrieval,
+            "embedding": m.settings.embed.label(),
+            "llm": match self.shared.spec.llm {
+                ragloom::LlmSpec::None => None,
+                ref l => Some(l.label()),
+            },
+            "store": self.shared.index.location.label(),
+            "chunk_size": m.settings.chunk_size,
+            "chunk_overlap": m.settings.chunk_overlap,
+            "created": m.created,
+            "updated": m.updated,
+            "last_ingest": m.last_ingest,
+        }))
+    }
+
+    fn uploads(&self) -> Option<Arc<dyn Uploads>> {
+        Some(Arc::new(CliUploads(self.shared.clone())))
+    }
+}
+
+/// Uploads land in the index's uploads folder; the ingest is the command
+/// line's own (one writer per source, across processes).
+#[derive(Debug)]
+struct CliUploads(Arc<Shared>);
+
+#[async_trait]
+impl Uploads for CliUploads {
+    fn dir(&self) -> &Path {
+        &self.0.uploads_dir
+    }
+
+    async fn ingest(&self) -> Result<serde_json::Value, ServeError> {
+        let s = &self.0;
+        let summary = ingest::ingest(
+            &s.source,
+            &s.index,
+            &s.spec,
+            &IngestOptions::default(),
+            &QUIET,
+        )
+        .await
+        .map_err(serve_error)?;
+        // The next request sees the new commit at once.
+        *s.cache.lock().await = None;
+        Ok(serde_json::to_value(&summary).map_err(ragloom::Error::from)?)
+    }
+}
+
+/// Index names from folder names: letters, digits, `-`, `_` and `.`, unique.
+pub fn index_name(source: &Source, taken: &[String]) -> String {
+    let base: String = Path::new(&source.key)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let base = if base.trim_matches('-').is_empty() {
+        "index".to_string()
+    } else {
+        base
+    };
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{base}-{n}");
+        n += 1;
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_plain() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let src = Source::resolve(dir.path().to_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let first = index_name(&src, &[]);
+        assert!(
+            first
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.')),
+            "{first}"
+        );
+        assert_eq!(index_name(&src, &[first.clone()]), format!("{first}-2"));
+    }
+}
