@@ -423,10 +423,10 @@ impl Index {
                 _ => None,
             };
             for name in qdrant::build_names(url, &self.build_prefix()).await? {
-                if Some(&name) != keep.as_ref() {
-                    if let Err(e) = qdrant::drop_build(url, &name).await {
-                        ui.warn(&format!("kept the replaced build {name} for now: {e}"));
-                    }
+                if Some(&name) != keep.as_ref()
+                    && let Err(e) = qdrant::drop_build(url, &name).await
+                {
+                    ui.warn(&format!("kept the replaced build {name} for now: {e}"));
                 }
             }
             return Ok(());

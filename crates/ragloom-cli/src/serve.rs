@@ -258,6 +258,9 @@ mod tests {
                 .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.')),
             "{first}"
         );
-        assert_eq!(index_name(&src, &[first.clone()]), format!("{first}-2"));
+        assert_eq!(
+            index_name(&src, std::slice::from_ref(&first)),
+            format!("{first}-2")
+        );
     }
 }

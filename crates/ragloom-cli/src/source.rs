@@ -123,10 +123,10 @@ impl Source {
             if !entry.file_type().is_file() {
                 continue;
             }
-            if let Ok(rel) = entry.path().strip_prefix(&self.base) {
-                if glob.is_match(rel) {
-                    files.push(entry.path().to_path_buf());
-                }
+            if let Ok(rel) = entry.path().strip_prefix(&self.base)
+                && glob.is_match(rel)
+            {
+                files.push(entry.path().to_path_buf());
             }
         }
         files.sort();

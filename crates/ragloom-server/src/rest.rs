@@ -177,17 +177,13 @@ pub fn sanitize_file_name(name: &str) -> Option<String> {
     if cleaned.is_empty() {
         return None;
     }
-    // Keep the extension (the reader is chosen by it) within 200 bytes.
-    let mut out = cleaned;
+    // Keep the end, with the extension (the reader is chosen by it), within 200 bytes.
+    let mut out = cleaned.as_str();
     while out.len() > 200 {
-        let cut = out
-            .char_indices()
-            .nth(0)
-            .map(|(_, c)| c.len_utf8())
-            .unwrap_or(1);
-        out.replace_range(0..cut, "");
+        let first = out.chars().next().map_or(1, char::len_utf8);
+        out = &out[first..];
     }
-    Some(out)
+    Some(out.to_string())
 }
 
 #[utoipa::path(post, path = "/v1/documents", tag = "rest", params(IndexParam),

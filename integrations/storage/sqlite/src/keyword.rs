@@ -438,6 +438,8 @@ pub(crate) fn search(
     if s.docs == 0 || tokens.is_empty() || top_k == 0 {
         return Ok(Vec::new());
     }
+    // No more hits than documents (a filtered search asks for all of them).
+    let top_k = top_k.min(usize::try_from(s.docs).unwrap_or(usize::MAX));
     let n_docs = s.docs as f64;
     let avg_len = s.total_len as f64 / n_docs;
     let deleted = deleted_rows(conn).map_err(err)?;
