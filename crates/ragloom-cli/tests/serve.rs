@@ -306,17 +306,16 @@ async fn wait_job(c: &reqwest::Client, base: &str, id: &str) -> Value {
 }
 
 async fn retrieve(c: &reqwest::Client, base: &str, q: &str, k: usize) -> Vec<Value> {
-    let r: Value = c
+    let r = c
         .post(format!("{base}/v1/retrieve"))
         .bearer_auth(KEY)
         .json(&json!({"query": q, "top_k": k}))
         .send()
         .await
-        .unwrap()
-        .json()
-        .await
         .unwrap();
-    r["nodes"].as_array().unwrap().clone()
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    body["nodes"].as_array().unwrap().clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -483,22 +482,24 @@ async fn fifty_clients_query_while_an_ingest_rewrites_every_file() {
         clients.push(tokio::spawn(async move {
             let mut seen = Vec::new();
             for i in 0..6 {
-                let r = c
-                    .post(format!("{base}/v1/retrieve"))
-                    .bearer_auth(KEY)
-                    .json(&json!({"query": format!("ledger record {} marker", (n * 7 + i) % 200), "top_k": 4}))
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(r.status(), 200);
-                let body: Value = r.json().await.unwrap();
-                let markers: std::collections::BTreeSet<String> = body["nodes"]
-                    .as_array()
-                    .unwrap()
+                let nodes = retrieve(
+                    &c,
+                    &base,
+                    &format!("ledger record {} marker", (n * 7 + i) % 200),
+                    4,
+                )
+                .await;
+                let markers: std::collections::BTreeSet<String> = nodes
                     .iter()
-                    .map(|p| if p["text"].as_str().unwrap().contains("v2") { "v2".into() } else { "v1".into() })
+                    .map(|p| {
+                        if p["text"].as_str().unwrap().contains("v2") {
+                            "v2".into()
+                        } else {
+                            "v1".into()
+                        }
+                    })
                     .collect();
-                assert_eq!(markers.len(), 1, "one answer mixed the ingests: {body}");
+                assert_eq!(markers.len(), 1, "one answer mixed the ingests: {nodes:?}");
                 seen.extend(markers);
             }
             seen
