@@ -34,11 +34,10 @@ impl Retrievers {
         spec: &ProviderSpec,
         ui: &Ui,
     ) -> Result<Self, CliError> {
-        let (_, keyword) = build.keyword_retriever(1, None)?;
         let mut this = Self {
+            retrieval: build.keyword_kind(),
             build,
             dense: None,
-            retrieval: keyword,
         };
         if *embedded_with == ragloom::EmbedSpec::None {
             return Ok(this);
@@ -64,7 +63,7 @@ impl Retrievers {
         top_k: usize,
         filters: Option<MetadataFilters>,
     ) -> ragloom::Result<Arc<dyn Retriever>> {
-        let (keyword, _) = self.build.keyword_retriever(top_k, filters.clone())?;
+        let keyword = self.build.keyword_retriever(top_k, filters.clone())?;
         let Some(index) = &self.dense else {
             return Ok(keyword);
         };

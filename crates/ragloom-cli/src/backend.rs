@@ -801,6 +801,15 @@ impl Build {
         }
     }
 
+    /// What keyword retrieval is in this store: `bm25`, `fulltext` or `sparse`.
+    pub fn keyword_kind(&self) -> &'static str {
+        match self {
+            Build::Sqlite(_) => "bm25",
+            Build::Postgres(..) => "fulltext",
+            Build::Qdrant(_) => "sparse",
+        }
+    }
+
     /// Keyword retrieval: BM25 over the embedded store's keyword index,
     /// PostgreSQL full text over the vector table (PGVectorStore's text
     /// search), or Qdrant's sparse vectors; only nodes matching `filters`.
@@ -808,26 +817,24 @@ impl Build {
         &self,
         top_k: usize,
         filters: Option<MetadataFilters>,
-    ) -> ragloom::Result<(Arc<dyn Retriever>, &'static str)> {
-        let (vectors, dim, mode, label) = match self {
+    ) -> ragloom::Result<Arc<dyn Retriever>> {
+        let (vectors, dim, mode) = match self {
             Build::Sqlite(s) => {
                 let mut r = s.bm25_retriever().similarity_top_k(top_k);
                 if let Some(f) = filters {
                     r = r.filters(f);
                 }
-                return Ok((Arc::new(r), "bm25"));
+                return Ok(Arc::new(r));
             }
             Build::Postgres(s, dim) => (
                 s.vector_store() as Arc<dyn VectorStore>,
                 *dim,
                 VectorStoreQueryMode::TextSearch,
-                "fulltext",
             ),
             Build::Qdrant(b) => (
                 b.vectors.clone() as Arc<dyn VectorStore>,
                 b.embed_dim,
                 VectorStoreQueryMode::Sparse,
-                "sparse",
             ),
         };
         // Text and sparse search embed nothing: the model is never called.
@@ -840,7 +847,7 @@ impl Build {
         if let Some(f) = filters {
             r = r.filters(f);
         }
-        Ok((Arc::new(r), label))
+        Ok(Arc::new(r))
     }
 
     /// The build's vectors as an index embedding queries with `embed`, the

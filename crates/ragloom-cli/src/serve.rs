@@ -46,7 +46,7 @@ struct Shared {
 #[derive(Debug)]
 struct Cached {
     view: Arc<IndexView>,
-    manifest: Manifest,
+    manifest: Arc<Manifest>,
     checked: Instant,
 }
 
@@ -102,7 +102,7 @@ impl CliIndex {
 impl Shared {
     /// The current view and manifest: reopened when an ingest committed
     /// since the last look (at most once per [`REFRESH`]).
-    async fn current(&self) -> Result<(Arc<IndexView>, Manifest), ServeError> {
+    async fn current(&self) -> Result<(Arc<IndexView>, Arc<Manifest>), ServeError> {
         let mut cache = self.cache.lock().await;
         if let Some(c) = cache.as_ref().filter(|c| c.checked.elapsed() < REFRESH) {
             return Ok((c.view.clone(), c.manifest.clone()));
@@ -119,7 +119,7 @@ impl Shared {
             .await
             .map_err(serve_error)?
             .ok_or_else(nothing)?;
-        let manifest = build.manifest()?.ok_or_else(nothing)?;
+        let manifest = Arc::new(build.manifest()?.ok_or_else(nothing)?);
         if let Some(c) = cache
             .as_mut()
             .filter(|c| c.manifest.updated == manifest.updated)
@@ -213,26 +213,9 @@ impl Uploads for CliUploads {
     }
 }
 
-/// Index names from folder names: letters, digits, `-`, `_` and `.`, unique.
+/// Index names from folder names (as the index folders are named), unique.
 pub fn index_name(source: &Source, taken: &[String]) -> String {
-    let base: String = Path::new(&source.key)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let base = if base.trim_matches('-').is_empty() {
-        "index".to_string()
-    } else {
-        base
-    };
+    let base = crate::store::readable_name(source);
     let mut name = base.clone();
     let mut n = 2;
     while taken.contains(&name) {

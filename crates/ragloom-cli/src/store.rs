@@ -139,6 +139,30 @@ pub struct IndexDir {
     pub dir: PathBuf,
 }
 
+/// A source's folder or file name, kept to letters, digits, `-` and `_`
+/// (others become `_`), at most 40 characters; `root` when nothing is left.
+pub fn readable_name(source: &Source) -> String {
+    let name: String = Path::new(&source.key)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    if name.is_empty() {
+        "root".to_string()
+    } else {
+        name
+    }
+}
+
 impl IndexDir {
     /// The folder's own name (unique per source).
     pub fn name(&self) -> String {
@@ -161,25 +185,7 @@ impl IndexDir {
     pub fn for_source(root: &Path, source: &Source) -> Self {
         let digest = Sha256::digest(source.key.as_bytes());
         let hash: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        let name: String = Path::new(&source.key)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-            .chars()
-            .map(|c| {
-                if c.is_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(40)
-            .collect();
-        let name = if name.is_empty() {
-            "root".to_string()
-        } else {
-            name
-        };
+        let name = readable_name(source);
         Self {
             dir: root.join("indexes").join(format!("{name}-{hash}")),
         }

@@ -285,18 +285,16 @@ fn mcp_over_stdio_writes_nothing_but_frames_to_stdout() {
     assert!(!err.is_empty(), "--verbose wrote nothing to stderr");
 }
 
+async fn get_json(c: &reqwest::Client, url: &str) -> Value {
+    let r = c.get(url).bearer_auth(KEY).send().await.unwrap();
+    assert!(r.status().is_success(), "{url}: {}", r.status());
+    r.json().await.unwrap()
+}
+
 async fn wait_job(c: &reqwest::Client, base: &str, id: &str) -> Value {
     let t = Instant::now();
     loop {
-        let j: Value = c
-            .get(format!("{base}/v1/jobs/{id}"))
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let j = get_json(c, &format!("{base}/v1/jobs/{id}")).await;
         if j["state"] == "succeeded" || j["state"] == "failed" {
             return j;
         }
@@ -357,15 +355,7 @@ async fn uploads_ingest_survive_other_ingests_and_delete() {
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let hits = retrieve(&c, base, "Mad Hatter tea party", 1).await;
     assert_eq!(hits[0]["file"], "hatter.txt", "{hits:?}");
-    let docs: Value = c
-        .get(format!("{base}/v1/documents"))
-        .bearer_auth(KEY)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let docs = get_json(&c, &format!("{base}/v1/documents")).await;
     let docs = docs["documents"].as_array().unwrap();
     assert_eq!(docs.len(), 3, "{docs:?}");
     let upload = docs.iter().find(|d| d["uploaded"] == true).unwrap();

@@ -94,7 +94,7 @@ impl TokenCount {
 }
 
 fn count_tokens(text: &str) -> usize {
-    ragloom::default_tokenizer().encode(text).len()
+    ragloom::default_tokenizer().count(text)
 }
 
 /// The nodes for `query`, best first.
@@ -118,25 +118,33 @@ pub fn passages(
     passage::passages(question, nodes, &|p| view.display_path(p), &state.lines)
 }
 
+/// Passages as text, each labelled `[n] file:line (score s)`, followed by
+/// its excerpt or, with `whole`, its whole text.
+pub fn labelled(sources: &[Passage], whole: bool) -> String {
+    sources
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let score = p
+                .score
+                .map(|s| format!(" (score {s:.3})"))
+                .unwrap_or_default();
+            let body = if whole { &p.text } else { &p.excerpt };
+            format!("[{}] {}{score}\n{body}", i + 1, passage::location(p))
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 /// The answer text when there is no LLM: the passages, labelled.
 pub fn passages_text(sources: &[Passage]) -> String {
     if sources.is_empty() {
         return "No passage of the index matches the question.".to_string();
     }
-    let mut out = String::from("No LLM is configured; the most relevant passages:\n\n");
-    for (i, p) in sources.iter().enumerate() {
-        let score = p
-            .score
-            .map(|s| format!(" (score {s:.3})"))
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "[{}] {}{score}\n{}\n\n",
-            i + 1,
-            passage::location(p),
-            p.excerpt
-        ));
-    }
-    out.trim_end().to_string()
+    format!(
+        "No LLM is configured; the most relevant passages:\n\n{}",
+        labelled(sources, false)
+    )
 }
 
 /// Answers one question (no history).

@@ -103,15 +103,6 @@ impl ApiError {
         Self::new(StatusCode::NOT_FOUND, "not_found_error", code, message)
     }
 
-    pub fn too_large(limit: usize) -> Self {
-        Self::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "invalid_request_error",
-            "payload_too_large",
-            format!("the request body is larger than {limit} bytes"),
-        )
-    }
-
     pub fn busy(retry_after: u64) -> Self {
         let mut e = Self::new(
             StatusCode::TOO_MANY_REQUESTS,
@@ -209,14 +200,17 @@ where
 
 /// An extractor's rejection as an envelope.
 pub fn rejection_error(status: StatusCode, text: String) -> ApiError {
-    if status == StatusCode::PAYLOAD_TOO_LARGE {
-        let mut e = ApiError::too_large(0);
-        e.body.error.message = format!("the request body is too large: {text}");
-        return e;
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+            status,
+            "invalid_request_error",
+            "payload_too_large",
+            format!("the request body is too large: {text}"),
+        ),
+        // A body sent without `Content-Type: application/json` keeps its 415.
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            ApiError::new(status, "invalid_request_error", "bad_request", text)
+        }
+        _ => ApiError::bad_request(text),
     }
-    let mut e = ApiError::bad_request(text);
-    if status == StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        e.status = status;
-    }
-    e
 }

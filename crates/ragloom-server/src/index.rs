@@ -73,15 +73,10 @@ impl IndexView {
         let mut docs: Vec<DocumentInfo> = refs
             .into_iter()
             .map(|(id, info)| {
-                let path = info
-                    .metadata
-                    .get("file_path")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_string();
+                let path = crate::passage::file_path(&info.metadata);
                 DocumentInfo {
-                    file: self.display_path(&path),
-                    uploaded: self.is_upload(&path),
+                    file: self.display_path(path),
+                    uploaded: self.is_upload(path),
                     nodes: info.node_ids.len(),
                     id,
                 }

@@ -3,7 +3,7 @@
 
 use crate::answer;
 use crate::error::ApiError;
-use crate::passage::{self, Passage};
+use crate::passage;
 use crate::rest::page;
 use crate::state::AppState;
 use ragloom::vector_stores::MetadataFilters;
@@ -114,20 +114,6 @@ fn args<T: DeserializeOwned>(req: &CallToolRequestParams) -> Result<T, String> {
     serde_json::from_value(v).map_err(|e| format!("invalid arguments for `{}`: {e}", req.name))
 }
 
-fn passages_text(ps: &[Passage]) -> String {
-    ps.iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let score = p
-                .score
-                .map(|s| format!(" (score {s:.3})"))
-                .unwrap_or_default();
-            format!("[{}] {}{score}\n{}", i + 1, passage::location(p), p.text)
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
 fn success(text: String, structured: serde_json::Value) -> CallToolResponse {
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
     r.structured_content = Some(structured);
@@ -177,7 +163,7 @@ impl McpServer {
         let text = if ps.is_empty() {
             "No passage matches.".to_string()
         } else {
-            passages_text(&ps)
+            answer::labelled(&ps, true)
         };
         Ok(success(text, serde_json::json!({ "nodes": ps })))
     }

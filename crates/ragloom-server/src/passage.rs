@@ -100,6 +100,32 @@ fn newlines_of(path: &str) -> Option<Vec<usize>> {
     )
 }
 
+/// A node's `file_path` metadata (empty when it has none).
+pub fn file_path(meta: &ragloom::Metadata) -> &str {
+    meta.get("file_path")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+}
+
+/// Where character `offset` of a node's text comes from: its file, its page
+/// label (PDFs), else its line in the file.
+pub fn place(
+    node: &ragloom::Node,
+    offset: usize,
+    lines: &LineIndex,
+) -> (String, Option<String>, Option<usize>) {
+    let path = file_path(&node.metadata);
+    let page = node.metadata.get("page_label").map(|v| match v.as_str() {
+        Some(s) => s.to_string(),
+        None => v.to_string(),
+    });
+    let line = match (&page, node.start_char_idx) {
+        (None, Some(start)) => lines.line(path, start + offset),
+        _ => None,
+    };
+    (path.to_string(), page, line)
+}
+
 /// The 1-based line on which character `char_idx` of `text` lies.
 pub fn line_of(text: &str, char_idx: usize) -> usize {
     1 + text.chars().take(char_idx).filter(|&c| c == '\n').count()
@@ -118,23 +144,11 @@ pub fn passages(
     nodes
         .iter()
         .map(|n| {
-            let meta = &n.node.metadata;
-            let path = meta
-                .get("file_path")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default();
-            let page = meta.get("page_label").map(|v| match v.as_str() {
-                Some(s) => s.to_string(),
-                None => v.to_string(),
-            });
             let text = n.node.get_text();
             let (excerpt_start, excerpt) = best_excerpt(text, &terms, &tokenizer, EXCERPT_CHARS);
-            let line = match (&page, n.node.start_char_idx) {
-                (None, Some(start)) => lines.line(path, start + excerpt_start),
-                _ => None,
-            };
+            let (path, page, line) = place(&n.node, excerpt_start, lines);
             Passage {
-                file: display(path),
+                file: display(&path),
                 page,
                 line,
                 score: n.score,

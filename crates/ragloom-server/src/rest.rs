@@ -295,14 +295,8 @@ pub async fn delete_document(
     let info = view.docstore.get_ref_doc_info(&id).await?.ok_or_else(|| {
         ApiError::not_found("not_found", format!("no document has the id `{id}`"))
     })?;
-    let path = info
-        .metadata
-        .get("file_path")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_string();
     // Only a file the server saved, straight in its folder, is ever removed.
-    let file = std::path::Path::new(&path);
+    let file = std::path::Path::new(crate::passage::file_path(&info.metadata));
     let in_uploads = file.parent() == Some(uploads.dir())
         && file
             .file_name()
@@ -405,20 +399,7 @@ pub async fn node(
         }
         Err(e) => return Err(e.into()),
     };
-    let path = node
-        .metadata
-        .get("file_path")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_string();
-    let page = node.metadata.get("page_label").map(|v| match v.as_str() {
-        Some(s) => s.to_string(),
-        None => v.to_string(),
-    });
-    let line = match (&page, node.start_char_idx) {
-        (None, Some(start)) => state.lines.line(&path, start),
-        _ => None,
-    };
+    let (path, page, line) = crate::passage::place(&node, 0, &state.lines);
     Ok(Json(StoredNode {
         node_id: node.node_id().to_string(),
         file: view.display_path(&path),

@@ -48,30 +48,29 @@ impl Llm for SlowLlm {
         self.inner.complete(prompt, formatted).await
     }
     async fn stream_chat(&self, messages: &[ChatMessage]) -> ragloom::Result<ChatResponseStream> {
-        self.started.fetch_add(1, Ordering::SeqCst);
         let inner = self.inner.stream_chat(messages).await?;
-        let delay = self.delay;
-        let flag = DropFlag(self.dropped.clone());
-        Ok(inner
-            .then(move |item| {
-                let _held = &flag;
-                async move {
-                    tokio::time::sleep(delay).await;
-                    item
-                }
-            })
-            .boxed())
+        Ok(self.slowed(inner))
     }
     async fn stream_complete(
         &self,
         prompt: &str,
         formatted: bool,
     ) -> ragloom::Result<ragloom::llms::CompletionResponseStream> {
-        self.started.fetch_add(1, Ordering::SeqCst);
         let inner = self.inner.stream_complete(prompt, formatted).await?;
+        Ok(self.slowed(inner))
+    }
+}
+
+impl SlowLlm {
+    /// `inner` with a pause before each item, flagging `dropped` when it goes.
+    fn slowed<T: Send + 'static>(
+        &self,
+        inner: futures::stream::BoxStream<'static, T>,
+    ) -> futures::stream::BoxStream<'static, T> {
+        self.started.fetch_add(1, Ordering::SeqCst);
         let delay = self.delay;
         let flag = DropFlag(self.dropped.clone());
-        Ok(inner
+        inner
             .then(move |item| {
                 let _held = &flag;
                 async move {
@@ -79,7 +78,7 @@ impl Llm for SlowLlm {
                     item
                 }
             })
-            .boxed())
+            .boxed()
     }
 }
 
