@@ -20,6 +20,10 @@ def main() -> None:
     p.hostnames = ["127.0.0.1"]
     p.n_ctx = 2048
     p.n_parallel = 1
+    # A cap on every reply: a request without max_tokens (a chat through
+    # `ragloom serve`, say) would otherwise let the small model ramble to the
+    # end of its context, minutes on one loaded core.
+    p.n_predict = 256
     p.warmup = False
     p.use_jinja = True
     # One thread: llama.cpp's spinning workers collapse when they share two

@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         Some("pyref") => python_reference().map(|p| println!("{}", p.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus)\n  layers  check that ragloom-core's modules import only from their own layer or below
+                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus),\n          then `ragloom serve` under 200 clients (--serve: that alone)\n  layers  check that ragloom-core's modules import only from their own layer or below
   fuzz    run the libFuzzer targets of fuzz/ on nightly ([TARGET...] [--runs N] [--time SECS];
           default: every target, 1,000,000 runs or 900 s each), then print executions and time\n  pyref   set up the Python LlamaIndex reference venv and print its python"
             );
@@ -238,15 +238,16 @@ fn each_feature_compiles_alone() -> Result {
 }
 
 fn bench(extra: &[String]) -> Result {
-    // `--store` runs only the command line's store bench; `--large` adds its
-    // 20x corpus. Everything else goes to criterion.
-    let store_only = extra.iter().any(|a| a == "--store");
-    let large = extra.iter().any(|a| a == "--large");
+    // `--store` runs only the command line's store bench, `--serve` only the
+    // server's load bench; `--large` adds the store's 20x corpus. Everything
+    // else goes to criterion.
+    let flag = |f: &str| extra.iter().any(|a| a == f);
+    let (store_only, serve_only, large) = (flag("--store"), flag("--serve"), flag("--large"));
     let criterion: Vec<&String> = extra
         .iter()
-        .filter(|a| *a != "--store" && *a != "--large")
+        .filter(|a| !matches!(a.as_str(), "--store" | "--serve" | "--large"))
         .collect();
-    if !store_only {
+    if !store_only && !serve_only {
         let mut b = cargo();
         // Each crate with criterion benches is listed here.
         b.args([
@@ -260,7 +261,83 @@ fn bench(extra: &[String]) -> Result {
         .args(criterion);
         run("cargo bench", b)?;
     }
-    store_bench(large)
+    if !serve_only {
+        store_bench(large)?;
+    }
+    if !store_only {
+        serve_bench()?;
+    }
+    Ok(())
+}
+
+/// The folder the benches keep their corpus and stores in (reused between runs).
+fn bench_work() -> PathBuf {
+    env::temp_dir().join("ragloom-store-bench")
+}
+
+/// `ragloom serve` under 200 clients over the benchmark corpus (the store
+/// bench's, generated here when that bench has not run).
+fn serve_bench() -> Result {
+    let mut build = cargo();
+    build.args(["build", "--release", "-p", "ragloom-cli"]);
+    run("cargo build --release -p ragloom-cli", build)?;
+    let corpus = bench_work().join("corpus-2000f-50mb-s42");
+    if !bench_work()
+        .join("corpus-2000f-50mb-s42.manifest.json")
+        .exists()
+    {
+        let mut make = Command::new("python3");
+        make.arg(root().join("../shared/corpus/make_corpus.py"))
+            .arg("--out")
+            .arg(&corpus)
+            .args(["--files", "2000", "--mb", "50", "--seed", "42"]);
+        run("make_corpus.py", make)?;
+    }
+    let python = python_reference()?;
+    serve_reference_packages(&python)?;
+    let mut b = cargo();
+    b.args(["bench", "-p", "ragloom-cli", "--bench", "serve_load", "--"])
+        .arg("--ragloom")
+        .arg(target_dir().join("release").join("ragloom"))
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--work")
+        .arg(bench_work())
+        .arg("--python")
+        .arg(python);
+    run("serve_load", b)
+}
+
+/// What the Python side of the serve bench adds to the reference: the web
+/// framework a LlamaIndex service is written with, and the OpenAI-like LLM client.
+const SERVE_REFERENCE: &[&str] = &[
+    "fastapi==0.165.0",
+    "uvicorn==0.54.0",
+    "llama-index-llms-openai-like==0.8.1",
+];
+
+fn serve_reference_packages(python: &Path) -> Result {
+    let have = Command::new(python)
+        .args([
+            "-c",
+            "import fastapi, uvicorn, llama_index.llms.openai_like",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if have {
+        return Ok(());
+    }
+    let mut pip = Command::new(python);
+    // The core stays pinned: the new packages must not move it.
+    pip.args(["-m", "pip", "install", "-q", LLAMA_INDEX_CORE])
+        .args(SERVE_REFERENCE);
+    run("pip install the serve bench's Python packages", pip)
+}
+
+fn target_dir() -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
 }
 
 /// The command line's store against Python LlamaIndex on the benchmark
@@ -279,9 +356,7 @@ fn store_bench(large: bool) -> Result {
         "cargo build --release -p ragloom-cli -p ragloom-qdrant-test-server",
         build,
     )?;
-    let target = env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
+    let target = target_dir();
     let python = python_reference()?;
     let mut b = Command::new("python3");
     b.arg(root().join("crates/ragloom-cli/benches/store_bench.py"))

@@ -198,20 +198,27 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
-/// Request logs on stderr for `serve`: text or JSON lines.
+/// Request logs on stderr for `serve`: text (coloured only on a terminal) or
+/// JSON lines. The MCP library's own per-session lines are kept to warnings
+/// unless `--verbose`: each session already has its request line.
 fn serve_logs(format: &str, verbose: bool) -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::prelude::*;
     let level = if verbose {
-        tracing::Level::DEBUG
+        LevelFilter::DEBUG
     } else {
-        tracing::Level::INFO
+        LevelFilter::INFO
     };
-    let base = tracing_subscriber::fmt()
+    let filter = Targets::new()
+        .with_default(level)
+        .with_target("rmcp", if verbose { level } else { LevelFilter::WARN });
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_max_level(level)
         .with_target(false);
-    match format {
-        "text" => base.init(),
-        "json" => base.json().flatten_event(true).init(),
+    let layer = match format {
+        "text" => layer.with_ansi(std::io::stderr().is_terminal()).boxed(),
+        "json" => layer.json().flatten_event(true).boxed(),
         other => {
             return Err(CliError::new(
                 exit::USAGE,
@@ -219,7 +226,11 @@ fn serve_logs(format: &str, verbose: bool) -> Result<(), CliError> {
                 "give --log-format text or --log-format json",
             ));
         }
-    }
+    };
+    tracing_subscriber::registry()
+        .with(layer)
+        .with(filter)
+        .init();
     Ok(())
 }
 

@@ -45,7 +45,11 @@ fn serve(home: &Path, args: &[&str]) -> Served {
             .next()
             .unwrap_or_else(|| panic!("serve ended: {}", log.lock().unwrap()))
             .unwrap();
-        log.lock().unwrap().push_str(&line);
+        {
+            let mut l = log.lock().unwrap();
+            l.push_str(&line);
+            l.push('\n');
+        }
         if let Some(rest) = line.strip_prefix("ragloom serving at ") {
             break rest.split_whitespace().next().unwrap().to_string();
         }
@@ -200,6 +204,9 @@ fn the_official_openai_client_chats_through_a_live_llm() {
             &base,
             "--model",
             &model,
+            // Three generations on one loaded core: more than the default 120 s may pass.
+            "--request-timeout",
+            "600",
             "--files",
             data.to_str().unwrap(),
         ],
@@ -436,6 +443,50 @@ fn serve_refuses_other_machines_without_a_key() {
     assert!(
         err.contains("no API key") && err.contains("--insecure-no-auth"),
         "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_give_one_object_per_request() {
+    let home = tempfile::tempdir().unwrap();
+    let data = folder(home.path(), &[("alice.txt", ALICE)]);
+    ingest(home.path(), &data);
+    let s = serve(
+        home.path(),
+        &[
+            "--log-format",
+            "json",
+            "--files",
+            &format!("wonderland={}", data.display()),
+        ],
+    );
+    let r = client()
+        .get(format!("{}/v1/models", s.base))
+        .bearer_auth(KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let line = loop {
+        let log = s.log.lock().unwrap().clone();
+        let found = log
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["route"] == "/v1/models");
+        if let Some(v) = found {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "no JSON request line in:\n{log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(line["status"], 200, "{line}");
+    assert_eq!(line["method"], "GET", "{line}");
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert!(line["millis"].is_u64(), "{line}");
+    assert!(
+        !s.log.lock().unwrap().contains('\u{1b}'),
+        "no colour codes off a terminal"
     );
 }
 

@@ -268,7 +268,7 @@
     try {
       const node = await getJSON(`/v1/nodes/${encodeURIComponent(p.node_id)}${indexQuery(model)}`);
       if (token !== passageToken) return;
-      $("passage-title").textContent = where(node);
+      // The title stays the cited place (the button's); the passage may start above it.
       body.textContent = node.text || "(empty passage)";
     } catch (e) {
       if (token !== passageToken) return;
