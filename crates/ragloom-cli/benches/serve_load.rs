@@ -14,8 +14,8 @@
 //!     --corpus /tmp/ragloom-store-bench/corpus-2000f-50mb-s42 [--python PY]
 //! ```
 //!
-//! Phases: a warm-up of 1,000 requests (half retrieve, half chat), then
-//! retrieve, chat and streamed chat, 10,000 requests in all; the server's
+//! Phases: retrieve, chat and streamed chat, each from every client at once,
+//! first 1,000 requests in all (the warm-up), then 9,000 more; the server's
 //! resident memory is read after the warm-up and at the end, and the run fails
 //! if ragloom's grew by more than 10%.
 
@@ -287,11 +287,24 @@ enum Kind {
     ChatStream,
 }
 
-/// Latencies of one phase, in completion order.
+/// Latencies of one phase's answered requests, and its failures.
 struct Phase {
     wall: Duration,
     latencies: Vec<Duration>,
     first_token: Vec<Duration>,
+    errors: usize,
+    first_error: Option<String>,
+}
+
+/// An error with its causes (reqwest's own message is only the outermost).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text += &format!(": {s}");
+        source = s.source();
+    }
+    text
 }
 
 async fn one(
@@ -315,7 +328,7 @@ async fn one(
         .json(&body)
         .send()
         .await
-        .map_err(|e| format!("{path}: {e}"))?;
+        .map_err(|e| format!("{path}: {}", chain(&e)))?;
     if !r.status().is_success() {
         let status = r.status();
         return Err(format!(
@@ -325,7 +338,11 @@ async fn one(
     }
     let mut first = None;
     let mut all = Vec::new();
-    while let Some(bytes) = r.chunk().await.map_err(|e| format!("{path}: {e}"))? {
+    while let Some(bytes) = r
+        .chunk()
+        .await
+        .map_err(|e| format!("{path}: {}", chain(&e)))?
+    {
         if first.is_none() && kind == Kind::ChatStream && has_text(&bytes) {
             first = Some(started.elapsed());
         }
@@ -363,16 +380,20 @@ async fn phase(
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::new();
             let mut first = Vec::new();
+            let mut errors = Vec::new();
             loop {
                 let n = next.fetch_add(1, Ordering::Relaxed);
                 if n >= total {
-                    return Ok::<_, String>((lat, first));
+                    return (lat, first, errors);
                 }
                 let t = Instant::now();
-                if let Some(f) = one(&http, &base, kinds[n % kinds.len()], n).await? {
-                    first.push(f);
+                match one(&http, &base, kinds[n % kinds.len()], n).await {
+                    Ok(f) => {
+                        first.extend(f);
+                        lat.push(t.elapsed());
+                    }
+                    Err(e) => errors.push(e),
                 }
-                lat.push(t.elapsed());
             }
         }));
     }
@@ -380,11 +401,17 @@ async fn phase(
         wall: Duration::ZERO,
         latencies: Vec::new(),
         first_token: Vec::new(),
+        errors: 0,
+        first_error: None,
     };
     for t in tasks {
-        let (lat, first) = t.await.map_err(|e| e.to_string())??;
+        let (lat, first, errors) = t.await.map_err(|e| e.to_string())?;
         p.latencies.extend(lat);
         p.first_token.extend(first);
+        p.errors += errors.len();
+        if p.first_error.is_none() {
+            p.first_error = errors.into_iter().next();
+        }
     }
     p.wall = started.elapsed();
     Ok(p)
@@ -411,8 +438,9 @@ fn row(name: &str, p: &mut Phase) -> String {
         )
     };
     format!(
-        "| {name} | {} | {:.1} | {:.1} | {:.1} | {first} |",
+        "| {name} | {} | {} | {:.1} | {:.1} | {:.1} | {first} |",
         p.latencies.len(),
+        p.errors,
         percentile(&p.latencies, 0.5),
         percentile(&p.latencies, 0.99),
         p.latencies.len() as f64 / p.wall.as_secs_f64(),
@@ -439,22 +467,40 @@ struct Figures {
 async fn load(a: &Args, server: &Served) -> Result<Figures, String> {
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(a.clients)
+        // Below uvicorn's 5 s keep-alive: a connection the server is closing is never reused.
+        .pool_idle_timeout(Duration::from_secs(2))
         .timeout(Duration::from_secs(300))
         .build()
         .map_err(|e| e.to_string())?;
     let base = server.base.as_str();
     let (rss_start, _) = server.memory_mb();
+    // The warm-up is the measured load in small: each kind of request in turn
+    // from every client, so that what is compared after it is growth, not the
+    // first time 200 chats are in flight at once.
     let warm = a.requests / 10;
-    eprintln!("  warm-up: {warm} requests from {} clients ...", a.clients);
-    phase(&http, base, a.clients, warm, &[Kind::Retrieve, Kind::Chat]).await?;
+    let split = |n: usize| (n / 2, n / 4, n - n / 2 - n / 4);
+    let (w_retrieve, w_chat, w_stream) = split(warm);
+    eprintln!(
+        "  warm-up: {w_retrieve} retrieve, {w_chat} chat, {w_stream} streamed chat from {} clients ...",
+        a.clients
+    );
+    for (n, kind, name) in [
+        (w_retrieve, Kind::Retrieve, "retrieve"),
+        (w_chat, Kind::Chat, "chat"),
+        (w_stream, Kind::ChatStream, "streamed chat"),
+    ] {
+        let p = phase(&http, base, a.clients, n, &[kind]).await?;
+        report(name, &p, server);
+    }
     let (rss_warm, _) = server.memory_mb();
-    let rest = a.requests - warm;
-    let (n_retrieve, n_chat) = (rest / 2, rest / 4);
-    let n_stream = rest - n_retrieve - n_chat;
-    eprintln!("  {n_retrieve} retrieve, {n_chat} chat, {n_stream} streamed chat ...");
+    let (n_retrieve, n_chat, n_stream) = split(a.requests - warm);
+    eprintln!("  measured: {n_retrieve} retrieve, {n_chat} chat, {n_stream} streamed chat ...");
     let retrieve = phase(&http, base, a.clients, n_retrieve, &[Kind::Retrieve]).await?;
+    report("retrieve", &retrieve, server);
     let chat = phase(&http, base, a.clients, n_chat, &[Kind::Chat]).await?;
+    report("chat", &chat, server);
     let stream = phase(&http, base, a.clients, n_stream, &[Kind::ChatStream]).await?;
+    report("streamed chat", &stream, server);
     let (rss_end, peak) = server.memory_mb();
     Ok(Figures {
         retrieve,
@@ -465,6 +511,21 @@ async fn load(a: &Args, server: &Served) -> Result<Figures, String> {
         rss_end,
         peak,
     })
+}
+
+/// One phase's outcome on stderr, with the server's memory after it.
+fn report(name: &str, p: &Phase, server: &Served) {
+    eprintln!(
+        "    {name}: {} answered, {} failed in {:.1} s; server RSS {:.1} MB{}",
+        p.latencies.len(),
+        p.errors,
+        p.wall.as_secs_f64(),
+        server.memory_mb().0,
+        p.first_error
+            .as_deref()
+            .map(|e| format!(" (first: {e})"))
+            .unwrap_or_default()
+    );
 }
 
 /// The Python reference server over the store bench's persisted LlamaIndex
@@ -516,8 +577,8 @@ fn serve_python(a: &Args, python: &Path, llm: &str) -> Result<Served, String> {
 
 fn print_table(a: &Args, ours: &mut Figures, theirs: Option<&mut Figures>) {
     let warm = a.requests / 10;
-    println!("| | n | p50 ms | p99 ms | per second | first token p50 / p99 ms |");
-    println!("|---|---:|---:|---:|---:|---|");
+    println!("| | answered | failed | p50 ms | p99 ms | per second | first token p50 / p99 ms |");
+    println!("|---|---:|---:|---:|---:|---:|---|");
     let mut rows = vec![("ragloom", ours)];
     if let Some(t) = theirs {
         rows.push(("Python", t));
@@ -586,6 +647,10 @@ async fn run(a: &Args) -> Result<(), String> {
     );
     println!();
     print_table(a, &mut ours, theirs.as_mut());
+    let failed = ours.retrieve.errors + ours.chat.errors + ours.stream.errors;
+    if failed > 0 {
+        return Err(format!("ragloom serve failed {failed} requests"));
+    }
     let ratio = ours.rss_end / ours.rss_warm;
     if ratio > 1.1 {
         return Err(format!(
