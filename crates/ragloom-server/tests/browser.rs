@@ -98,8 +98,9 @@ async fn open_browser(webdriver: &str, chromium: &str, profile: &Path) -> Client
             ],
         }),
     );
-    ClientBuilder::rustls()
-        .unwrap()
+    // Plain HTTP: chromedriver listens on loopback.
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    ClientBuilder::new(connector)
         .capabilities(caps)
         .connect(webdriver)
         .await
