@@ -88,6 +88,14 @@ fn ingest(home: &Path, data: &Path) {
     ragloom(home).arg("ingest").arg(data).assert().success();
 }
 
+/// A home whose `docs/` folder holds `files`, ingested.
+fn ingested(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let home = tempfile::tempdir().unwrap();
+    let data = folder(home.path(), files);
+    ingest(home.path(), &data);
+    (home, data)
+}
+
 /// The Python of `.ci/setup/python-clients.sh`; `None` (after saying so) outside CI.
 fn clients_python() -> Option<String> {
     match std::env::var("RAGLOOM_TEST_CLIENTS_PYTHON") {
@@ -130,9 +138,7 @@ fn run_python(py: &str, args: &[&str], envs: &[(&str, &str)]) {
 #[test]
 fn the_official_openai_and_mcp_clients_work_against_serve_and_mcp() {
     let Some(py) = clients_python() else { return };
-    let home = tempfile::tempdir().unwrap();
-    let data = folder(home.path(), &[("alice.txt", ALICE), ("hatter.txt", HATTER)]);
-    ingest(home.path(), &data);
+    let (home, data) = ingested(&[("alice.txt", ALICE), ("hatter.txt", HATTER)]);
     let s = serve(
         home.path(),
         &["--files", &format!("wonderland={}", data.display())],
@@ -192,9 +198,7 @@ fn the_official_openai_client_chats_through_a_live_llm() {
         eprintln!("skipped: RAGLOOM_TEST_OPENAI_BASE_URL is unset");
         return;
     };
-    let home = tempfile::tempdir().unwrap();
-    let data = folder(home.path(), &[("alice.txt", ALICE)]);
-    ingest(home.path(), &data);
+    let (home, data) = ingested(&[("alice.txt", ALICE)]);
     let s = serve(
         home.path(),
         &[
@@ -227,9 +231,7 @@ fn the_official_openai_client_chats_through_a_live_llm() {
 
 #[test]
 fn mcp_over_stdio_writes_nothing_but_frames_to_stdout() {
-    let home = tempfile::tempdir().unwrap();
-    let data = folder(home.path(), &[("alice.txt", ALICE)]);
-    ingest(home.path(), &data);
+    let (home, data) = ingested(&[("alice.txt", ALICE)]);
     let mut child = ragloom_process(home.path())
         .args(["--verbose", "mcp", "--files"])
         .arg(&data)
@@ -325,9 +327,7 @@ async fn retrieve(c: &reqwest::Client, base: &str, q: &str, k: usize) -> Vec<Val
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploads_ingest_survive_other_ingests_and_delete() {
-    let home = tempfile::tempdir().unwrap();
-    let data = folder(home.path(), &[("alice.txt", ALICE)]);
-    ingest(home.path(), &data);
+    let (home, data) = ingested(&[("alice.txt", ALICE)]);
     let s = serve(home.path(), &["--files", data.to_str().unwrap()]);
     let c = client();
     let base = &s.base;
@@ -429,9 +429,7 @@ async fn uploads_ingest_survive_other_ingests_and_delete() {
 
 #[test]
 fn serve_refuses_other_machines_without_a_key() {
-    let home = tempfile::tempdir().unwrap();
-    let data = folder(home.path(), &[("alice.txt", ALICE)]);
-    ingest(home.path(), &data);
+    let (home, data) = ingested(&[("alice.txt", ALICE)]);
     let out = ragloom_process(home.path())
         .args(["serve", "--host", "0.0.0.0", "--port", "0", "--files"])
         .arg(&data)
@@ -448,9 +446,7 @@ fn serve_refuses_other_machines_without_a_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_logs_give_one_object_per_request() {
-    let home = tempfile::tempdir().unwrap();
-    let data = folder(home.path(), &[("alice.txt", ALICE)]);
-    ingest(home.path(), &data);
+    let (home, data) = ingested(&[("alice.txt", ALICE)]);
     let s = serve(
         home.path(),
         &[
