@@ -19,10 +19,17 @@ pub const ENGLISH_STOPWORDS: &[&str] = &[
     "they", "this", "to", "was", "will", "with",
 ];
 
+// One compiled default shared by every tokenizer: cloning a `Regex` gives the
+// clone a new pool of match caches, so a tokenizer made per request rebuilt
+// its lazy DFA per request (about 50 KB each under `ragloom serve`'s load).
 // A constant pattern: compiling it cannot fail at run time on any input.
-static DEFAULT_PATTERN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(DEFAULT_TOKEN_PATTERN).expect("the default token pattern compiles")
+static DEFAULT_PATTERN: LazyLock<Arc<Regex>> = LazyLock::new(|| {
+    Arc::new(Regex::new(DEFAULT_TOKEN_PATTERN).expect("the default token pattern compiles"))
 });
+static DEFAULT_STOPWORDS: LazyLock<Arc<HashSet<String>>> =
+    LazyLock::new(|| Arc::new(ENGLISH_STOPWORDS.iter().map(|s| s.to_string()).collect()));
+static ENGLISH_STEMMER: LazyLock<Arc<Stemmer>> =
+    LazyLock::new(|| Arc::new(Stemmer::create(Algorithm::English)));
 
 /// Turns text into the terms a keyword index counts (bm25s `tokenize`):
 /// lowercase, split by the token pattern, drop stopwords, then stem.
@@ -31,7 +38,7 @@ static DEFAULT_PATTERN: LazyLock<Regex> = LazyLock::new(|| {
 /// Snowball English stemmer (PyStemmer's `"english"`).
 #[derive(Clone)]
 pub struct Bm25Tokenizer {
-    pattern: Regex,
+    pattern: Arc<Regex>,
     lowercase: bool,
     stopwords: Arc<HashSet<String>>,
     stemmer: Option<Arc<Stemmer>>,
@@ -58,18 +65,20 @@ impl Bm25Tokenizer {
     /// LlamaIndex's defaults: lowercase, English stopwords, English stemming.
     pub fn new() -> Self {
         Self {
-            pattern: DEFAULT_PATTERN.clone(),
+            pattern: Arc::clone(&DEFAULT_PATTERN),
             lowercase: true,
-            stopwords: Arc::new(ENGLISH_STOPWORDS.iter().map(|s| s.to_string()).collect()),
-            stemmer: Some(Arc::new(Stemmer::create(Algorithm::English))),
+            stopwords: Arc::clone(&DEFAULT_STOPWORDS),
+            stemmer: Some(Arc::clone(&ENGLISH_STEMMER)),
         }
     }
 
     /// Uses `pattern` (a regex whose matches are the tokens) instead of
     /// `\b\w\w+\b`; an invalid pattern is an error naming it.
     pub fn token_pattern(mut self, pattern: &str) -> crate::Result<Self> {
-        self.pattern = Regex::new(pattern)
-            .map_err(|e| crate::Error::InvalidInput(format!("token_pattern `{pattern}`: {e}")))?;
+        self.pattern =
+            Arc::new(Regex::new(pattern).map_err(|e| {
+                crate::Error::InvalidInput(format!("token_pattern `{pattern}`: {e}"))
+            })?);
         Ok(self)
     }
 
@@ -91,7 +100,7 @@ impl Bm25Tokenizer {
 
     /// Turns stemming off (LlamaIndex `skip_stemming=True`) or on.
     pub fn stemming(mut self, yes: bool) -> Self {
-        self.stemmer = yes.then(|| Arc::new(Stemmer::create(Algorithm::English)));
+        self.stemmer = yes.then(|| Arc::clone(&ENGLISH_STEMMER));
         self
     }
 
