@@ -63,6 +63,15 @@ pub enum Error {
         #[source]
         source: Option<BoxError>,
     },
+    /// A workflow could not be built as asked, or its run failed, timed out
+    /// or was cancelled.
+    #[error("workflow: {0}")]
+    Workflow(String),
+    /// Not a failure: a workflow step called `Context::wait_for_event` and is
+    /// parked until the event arrives (it runs again then). Return it with
+    /// `?`; the runtime never reports it as an error.
+    #[error("waiting for an event ({0})")]
+    WaitingForEvent(String),
     /// Anything else.
     #[error("{0}")]
     Other(String),

@@ -50,6 +50,7 @@ pub mod tools;
 pub mod transform;
 pub mod utils;
 pub mod vector_stores;
+pub mod workflow;
 
 pub use callbacks::TokenCountingHandler;
 pub use chat_engine::{AgentChatResponse, ChatEngine, ChatMode, StreamingAgentChatResponse};

@@ -1,0 +1,213 @@
+//! The run loop: routes events to steps' queues, runs up to `num_workers`
+//! of each step at once, retries, checkpoints after each step, ends on `StopEvent`.
+
+use super::context::{Context, Shared};
+use super::event::{AnyEvent, InputRequiredEvent, StopEvent};
+use super::state::{Checkpoint, RunState};
+use super::step::StepSpec;
+use super::workflow::WorkflowInner;
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::task::JoinSet;
+
+/// Routes `ev`: a `StopEvent` ends the run; an event for `target` goes to
+/// that step only; otherwise a step waiting for it takes it, else every step
+/// that accepts it gets it.
+pub(crate) fn dispatch(
+    wf: &WorkflowInner,
+    state: &mut RunState,
+    ev: AnyEvent,
+    target: Option<&str>,
+) -> Result<()> {
+    if let Some(stop) = ev.downcast_ref::<StopEvent>() {
+        state.result.get_or_insert_with(|| stop.result.clone());
+        return Ok(());
+    }
+    if let Some(step) = target {
+        let spec = wf
+            .step(step)
+            .ok_or_else(|| Error::Workflow(format!("there is no step `{step}`")))?;
+        if !spec.accepts.iter().any(|t| t.matches(&ev)) {
+            return Err(Error::Workflow(format!(
+                "step `{step}` does not accept {}",
+                ev.name()
+            )));
+        }
+        state
+            .queues
+            .entry(step.to_string())
+            .or_default()
+            .push_back(ev);
+        return Ok(());
+    }
+    let name = ev.name();
+    if let Some(i) = state.waiters.iter().position(|w| w.waiting_for == name) {
+        let w = state.waiters.remove(i);
+        state.resolved.insert(w.id, ev);
+        state.queues.entry(w.step).or_default().push_back(w.event);
+        return Ok(());
+    }
+    let mut taken = false;
+    for s in wf
+        .steps
+        .iter()
+        .filter(|s| s.accepts.iter().any(|t| t.matches(&ev)))
+    {
+        state
+            .queues
+            .entry(s.name.clone())
+            .or_default()
+            .push_back(ev.clone());
+        taken = true;
+    }
+    if taken || ev.is::<InputRequiredEvent>() {
+        Ok(())
+    } else if wf.registry.get(&name).is_none() {
+        Err(Error::Workflow(format!(
+            "{name} is not an event of this workflow; declare it with WorkflowBuilder::event"
+        )))
+    } else {
+        Err(Error::Workflow(format!("no step accepts {name}")))
+    }
+}
+
+/// One event through one step, with the step's retry policy.
+async fn run_step(spec: StepSpec, ev: AnyEvent, ctx: Context) -> Result<Vec<AnyEvent>> {
+    let started = Instant::now();
+    let mut attempts = 0;
+    loop {
+        match (spec.run)(ev.clone(), ctx.clone()).await {
+            Err(e) if !matches!(e, Error::WaitingForEvent(_)) => {
+                attempts += 1;
+                let delay = spec
+                    .config
+                    .retry_policy
+                    .as_ref()
+                    .and_then(|p| p.next(started.elapsed(), attempts, &e));
+                match delay {
+                    Some(d) => {
+                        tracing::warn!(step = %spec.name, attempts, error = %e, "step failed; retrying");
+                        tokio::time::sleep(d).await;
+                    }
+                    None => return Err(e),
+                }
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Writes the run's state to the workflow's checkpointer, if it has one.
+async fn save(wf: &WorkflowInner, snapshot: Checkpoint) -> Result<()> {
+    match &wf.checkpointer {
+        Some(cp) => cp.save(&snapshot.run_id, &snapshot).await,
+        None => Ok(()),
+    }
+}
+
+/// Takes a finished step run's events into the state; the checkpoint to save.
+fn complete(
+    shared: &Shared,
+    active: &mut HashMap<String, usize>,
+    id: u64,
+    out: Result<Vec<AnyEvent>>,
+) -> Result<Checkpoint> {
+    let wf = &shared.workflow;
+    let mut st = shared.state();
+    let step = st
+        .in_progress
+        .remove(&id)
+        .map(|(s, _)| s)
+        .unwrap_or_default();
+    if let Some(n) = active.get_mut(&step) {
+        *n = n.saturating_sub(1);
+    }
+    match out {
+        Ok(events) => {
+            st.steps_done += 1;
+            for ev in events {
+                if ev.is::<InputRequiredEvent>() {
+                    shared.send_to_stream(ev.clone());
+                }
+                dispatch(wf, &mut st, ev, None)
+                    .map_err(|e| Error::Workflow(format!("after step `{step}`: {e}")))?;
+            }
+        }
+        // Parked until its event arrives; the waiter is recorded.
+        Err(Error::WaitingForEvent(_)) => {}
+        Err(e) => return Err(Error::Workflow(format!("error in step `{step}`: {e}"))),
+    }
+    st.checkpoint(&wf.name)
+}
+
+/// Runs until a `StopEvent`; the caller applies the timeout and cancellation.
+pub(crate) async fn run_loop(shared: Arc<Shared>) -> Result<Value> {
+    let wf = shared.workflow.clone();
+    let mut tasks: JoinSet<(u64, Result<Vec<AnyEvent>>)> = JoinSet::new();
+    let mut active: HashMap<String, usize> = HashMap::new();
+    let mut next_id = 0u64;
+    {
+        // The first checkpoint holds the start event (or what was resumed).
+        let snapshot = shared.state().checkpoint(&wf.name)?;
+        save(&wf, snapshot).await?;
+    }
+    loop {
+        let finished = {
+            let mut st = shared.state();
+            match st.result.clone() {
+                Some(result) => {
+                    // Steps still running are dropped with the task set.
+                    st.in_progress.clear();
+                    Some((result, st.checkpoint(&wf.name)?))
+                }
+                None => None,
+            }
+        };
+        if let Some((result, snapshot)) = finished {
+            save(&wf, snapshot).await?;
+            return Ok(result);
+        }
+        {
+            let mut st = shared.state();
+            for spec in &wf.steps {
+                loop {
+                    let busy = active.get(&spec.name).copied().unwrap_or(0);
+                    if busy >= spec.config.num_workers {
+                        break;
+                    }
+                    let Some(ev) = st.queues.get_mut(&spec.name).and_then(|q| q.pop_front()) else {
+                        break;
+                    };
+                    next_id += 1;
+                    let id = next_id;
+                    st.in_progress.insert(id, (spec.name.clone(), ev.clone()));
+                    *active.entry(spec.name.clone()).or_default() += 1;
+                    let ctx = Context {
+                        shared: shared.clone(),
+                        current: Some((spec.name.clone(), ev.clone())),
+                    };
+                    let fut = run_step(spec.clone(), ev, ctx);
+                    tasks.spawn(async move { (id, fut.await) });
+                }
+            }
+            if tasks.is_empty() && st.waiters.is_empty() {
+                return Err(Error::Workflow(
+                    "the run stopped without a result: no step is running, no event is queued \
+                     and no step returned StopEvent"
+                        .into(),
+                ));
+            }
+        }
+        tokio::select! {
+            Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
+                let (id, out) = joined.map_err(|e| Error::Workflow(format!("a step panicked: {e}")))?;
+                let snapshot = complete(&shared, &mut active, id, out)?;
+                save(&wf, snapshot).await?;
+            }
+            _ = shared.wake.notified() => {}
+        }
+    }
+}
