@@ -615,3 +615,142 @@ async fn a_checkpoint_of_another_workflow_or_with_unknown_events_is_refused() {
     let err = wf.resume(&cp).unwrap().await.unwrap_err();
     assert!(err.to_string().contains("`Mystery`"), "{err}");
 }
+
+// ------------------------------------------------ review findings
+
+/// Sends `response` once a step of the run is parked waiting for one.
+async fn answer_once_waiting(handler: &ragloom_core::workflow::WorkflowHandler, response: &str) {
+    for _ in 0..100 {
+        if !handler.checkpoint().unwrap().waiters.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    handler
+        .send_event(HumanResponseEvent::new(response))
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_step_that_accepts_the_answer_keeps_the_run_waiting_for_it() {
+    // LlamaIndex's classic pattern: one step asks, another takes the answer.
+    let wf = Workflow::builder("classic")
+        .step("ask", |_: StartEvent, _ctx: Context| async move {
+            Ok(InputRequiredEvent::new("name?"))
+        })
+        .step(
+            "answer",
+            |ev: HumanResponseEvent, _ctx: Context| async move {
+                Ok(StopEvent::new(format!("hi {}", ev.response)))
+            },
+        )
+        .build()
+        .unwrap();
+    let mut handler = wf.start(StartEvent::new());
+    let mut events = handler.stream_events();
+    assert!(events.next().await.unwrap().is::<InputRequiredEvent>());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!handler.is_done(), "the run waits for the answer");
+    handler.send_event(HumanResponseEvent::new("Ann")).unwrap();
+    let ctx = handler.ctx().clone();
+    assert_eq!(handler.await.unwrap(), "hi Ann");
+    let err = ctx
+        .send_event(HumanResponseEvent::new("late"), None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "workflow: the run has ended; HumanResponseEvent was not delivered"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_wakes_the_waiting_step_and_reaches_the_steps_that_accept_it() {
+    let audited = Arc::new(AtomicUsize::new(0));
+    let seen = audited.clone();
+    let wf = Workflow::builder("both")
+        .step("ask", |_: StartEvent, ctx: Context| async move {
+            let answer: HumanResponseEvent = ctx.wait_for_event(None, None)?;
+            // Let the audit step run first.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok(StopEvent::new(answer.response))
+        })
+        .step("audit", move |_: HumanResponseEvent, _ctx: Context| {
+            let seen = seen.clone();
+            async move {
+                seen.fetch_add(1, Ordering::SeqCst);
+                Ok(None::<StopEvent>)
+            }
+        })
+        .build()
+        .unwrap();
+    let handler = wf.start(StartEvent::new());
+    answer_once_waiting(&handler, "yes").await;
+    assert_eq!(handler.await.unwrap(), "yes");
+    assert_eq!(audited.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_step_that_fails_after_reading_its_answer_finds_it_again_on_retry() {
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let counted = attempts.clone();
+    let wf = Workflow::builder("retry-after-answer")
+        .step_with(
+            "ask",
+            StepConfig::new().retry_policy(ConstantDelayRetryPolicy::new(2, Duration::ZERO)),
+            move |_: StartEvent, ctx: Context| {
+                let counted = counted.clone();
+                async move {
+                    let answer: HumanResponseEvent = ctx.wait_for_event(None, None)?;
+                    if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+                        return Err(Error::Other("flaky after the answer".into()));
+                    }
+                    Ok(StopEvent::new(answer.response))
+                }
+            },
+        )
+        .build()
+        .unwrap();
+    let handler = wf.start(StartEvent::new());
+    answer_once_waiting(&handler, "ok").await;
+    assert_eq!(handler.await.unwrap(), "ok");
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn store_edit_may_read_the_context_and_an_empty_collect_is_complete() {
+    let wf = Workflow::builder("edit")
+        .step("edit", |_: StartEvent, ctx: Context| async move {
+            ctx.store().set("n", 1)?;
+            let inner = ctx.clone();
+            let n = ctx.store().edit(|map| {
+                let before: i64 = inner.store().get("n").unwrap().unwrap();
+                map.insert("n".into(), (before + 1).into());
+                before + 1
+            });
+            assert_eq!(
+                ctx.collect_events(Job { n: 0 }, &[]).map(|v| v.len()),
+                Some(0)
+            );
+            Ok(StopEvent::new(n))
+        })
+        .build()
+        .unwrap();
+    assert_eq!(wf.run(StartEvent::new()).await.unwrap(), 2);
+}
+
+#[test]
+fn a_run_cancelled_before_it_first_runs_still_ends_its_stream() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut handler = sleeper(None).start(StartEvent::new());
+        let mut events = handler.stream_events();
+        handler.cancel_run();
+        let next = tokio::time::timeout(Duration::from_secs(5), events.next()).await;
+        assert!(matches!(next, Ok(None)), "the stream ended: {next:?}");
+        let _keep = handler.ctx().clone();
+        assert!(handler.await.is_err());
+    });
+}

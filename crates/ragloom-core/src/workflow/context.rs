@@ -19,6 +19,8 @@ pub(crate) struct Shared {
     pub(crate) wake: Notify,
     /// The caller's stream; `None` once the run has ended, which ends the stream.
     pub(crate) stream: Mutex<Option<mpsc::UnboundedSender<AnyEvent>>>,
+    /// One `Store::edit` at a time, without holding the state's lock.
+    pub(crate) edit_turn: Mutex<()>,
 }
 
 impl Shared {
@@ -42,20 +44,28 @@ impl Shared {
     }
 }
 
+/// The step run a context was given to.
+#[derive(Clone)]
+pub(crate) struct Current {
+    pub(crate) step: String,
+    pub(crate) event: AnyEvent,
+    pub(crate) task: u64,
+}
+
 /// What the steps of one run share. Cheap to clone; each step gets one that
 /// knows which step and event it is running for.
 #[derive(Clone)]
 pub struct Context {
     pub(crate) shared: Arc<Shared>,
-    /// The step running and the event it was given, when called from a step.
-    pub(crate) current: Option<(String, AnyEvent)>,
+    /// The step running, the event it was given and its task, when called from a step.
+    pub(crate) current: Option<Current>,
 }
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Context")
             .field("workflow", &self.shared.workflow.name)
-            .field("step", &self.current.as_ref().map(|(s, _)| s))
+            .field("step", &self.current.as_ref().map(|c| &c.step))
             .finish()
     }
 }
@@ -68,11 +78,25 @@ impl Context {
 
     /// Sends `ev` to every step that accepts it, or to `step` only. The event
     /// must be one the workflow knows (a step's output or a registered event).
+    /// From outside the steps, an event no step or waiter takes is logged
+    /// and dropped (as LlamaIndex's `UnhandledEvent`); after the run has
+    /// ended, sending is an error.
     pub fn send_event(&self, ev: impl Into<AnyEvent>, step: Option<&str>) -> Result<()> {
         let ev = ev.into();
         {
             let mut state = self.shared.state();
-            super::run::dispatch(&self.shared.workflow, &mut state, ev, step)?;
+            if state.ended {
+                return Err(Error::Workflow(format!(
+                    "the run has ended; {} was not delivered",
+                    ev.name()
+                )));
+            }
+            match super::run::dispatch(&self.shared.workflow, &mut state, ev, step) {
+                Err(e) if self.current.is_none() && step.is_none() => {
+                    tracing::warn!(error = %e, "an event sent into the run was not handled");
+                }
+                other => other?,
+            }
         }
         self.shared.wake.notify_one();
         Ok(())
@@ -105,6 +129,9 @@ impl Context {
         expected: &[EventType],
     ) -> Option<Vec<AnyEvent>> {
         let ev = ev.into();
+        if expected.is_empty() {
+            return Some(Vec::new());
+        }
         if !expected.iter().any(|t| t.matches(&ev)) {
             // As LlamaIndex: an event the set does not need is not kept.
             return None;
@@ -145,7 +172,7 @@ impl Context {
         waiter_event: Option<AnyEvent>,
         waiter_id: Option<&str>,
     ) -> Result<E> {
-        let (step, event) = self.current.clone().ok_or_else(|| {
+        let Current { step, event, task } = self.current.clone().ok_or_else(|| {
             Error::Workflow("wait_for_event is only for steps of a running workflow".into())
         })?;
         let ty = EventType::of::<E>();
@@ -154,7 +181,10 @@ impl Context {
             None => default_waiter_id(&step, &event, ty.name())?,
         };
         let mut state = self.shared.state();
-        if let Some(got) = state.resolved.remove(&id) {
+        if let Some(got) = state.resolved.get(&id).cloned() {
+            // Kept until this step run succeeds: a retry, or a resume from a
+            // checkpoint written meanwhile, still finds the answer.
+            state.answers_read.entry(task).or_default().push(id.clone());
             return got.downcast::<E>().ok_or_else(|| {
                 Error::Workflow(format!(
                     "waiter `{id}` expected {} and got {}",
@@ -180,7 +210,7 @@ impl Context {
 
     /// The step this context was given to, if any.
     pub fn current_step(&self) -> Option<&str> {
-        self.current.as_ref().map(|(s, _)| s.as_str())
+        self.current.as_ref().map(|c| c.step.as_str())
     }
 
     /// The run's id (the key its checkpoints are saved under).
@@ -227,8 +257,18 @@ impl Store<'_> {
     }
 
     /// Changes the store in one step, with no other step in between (what
-    /// Python's `async with ctx.store.edit_state()` is for).
+    /// Python's `async with ctx.store.edit_state()` is for). The closure
+    /// edits a copy that replaces the store when it returns; it may read
+    /// the context, but what it writes through the context is overwritten.
     pub fn edit<R>(&self, f: impl FnOnce(&mut Map<String, Value>) -> R) -> R {
-        f(&mut self.ctx.shared.state().store)
+        let shared = &self.ctx.shared;
+        let _turn = shared
+            .edit_turn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut copy = shared.state().store.clone();
+        let out = f(&mut copy);
+        shared.state().store = copy;
+        out
     }
 }

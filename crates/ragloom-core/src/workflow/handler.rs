@@ -15,6 +15,15 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
+struct CloseStream(Arc<Shared>);
+
+impl Drop for CloseStream {
+    fn drop(&mut self) {
+        self.0.state().ended = true;
+        self.0.close_stream();
+    }
+}
+
 /// A run in progress, from [`Workflow::start`] or [`Workflow::resume`].
 /// `.await` it for the result.
 #[derive(Debug)]
@@ -47,6 +56,7 @@ impl WorkflowHandler {
             state: Mutex::new(state),
             wake: Notify::new(),
             stream: Mutex::new(Some(tx)),
+            edit_turn: Mutex::new(()),
         });
         if let (Some(ev), None) = (start, &failed) {
             let mut st = shared.state();
@@ -56,15 +66,10 @@ impl WorkflowHandler {
         }
         let timeout = wf.inner.timeout;
         let task_shared = shared.clone();
+        // Ends the caller's stream however the run ends: made before the
+        // task is spawned, so a run cancelled before it first runs ends it too.
+        let guard = CloseStream(task_shared.clone());
         let task = tokio::spawn(async move {
-            // Ends the caller's stream however the run ends (an abort included).
-            struct CloseStream(Arc<Shared>);
-            impl Drop for CloseStream {
-                fn drop(&mut self) {
-                    self.0.close_stream();
-                }
-            }
-            let guard = CloseStream(task_shared.clone());
             if let Some(e) = failed {
                 return Err(e);
             }
@@ -84,7 +89,7 @@ impl WorkflowHandler {
                         false => format!("Currently active steps: {}", running.join(", ")),
                     };
                     Err(Error::Workflow(format!(
-                        "Operation timed out after {} seconds. {running}",
+                        "Operation timed out after {:?} seconds. {running}",
                         limit.as_secs_f64()
                     )))
                 }),

@@ -1,7 +1,7 @@
 //! The run loop: routes events to steps' queues, runs up to `num_workers`
 //! of each step at once, retries, checkpoints after each step, ends on `StopEvent`.
 
-use super::context::{Context, Shared};
+use super::context::{Context, Current, Shared};
 use super::event::{AnyEvent, InputRequiredEvent, StopEvent};
 use super::state::{Checkpoint, RunState};
 use super::step::StepSpec;
@@ -44,18 +44,26 @@ pub(crate) fn dispatch(
         return Ok(());
     }
     let name = ev.name();
-    if let Some(i) = state.waiters.iter().position(|w| w.waiting_for == name) {
-        let w = state.waiters.remove(i);
-        state.resolved.insert(w.id, ev);
+    // Every step waiting for it wakes, and runs again with its own event...
+    let (woken, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut state.waiters)
+        .into_iter()
+        .partition(|w| w.waiting_for == name);
+    state.waiters = waiting;
+    let mut taken = !woken.is_empty();
+    let woken_steps: Vec<String> = woken.iter().map(|w| w.step.clone()).collect();
+    for w in woken {
+        state.resolved.insert(w.id, ev.clone());
         state.queues.entry(w.step).or_default().push_back(w.event);
-        return Ok(());
     }
-    let mut taken = false;
+    // ... and every other step that accepts it gets it.
     for s in wf
         .steps
         .iter()
         .filter(|s| s.accepts.iter().any(|t| t.matches(&ev)))
     {
+        if woken_steps.contains(&s.name) {
+            continue;
+        }
         state
             .queues
             .entry(s.name.clone())
@@ -125,8 +133,12 @@ fn complete(
     if let Some(n) = active.get_mut(&step) {
         *n = n.saturating_sub(1);
     }
+    let answers = st.answers_read.remove(&id).unwrap_or_default();
     match out {
         Ok(events) => {
+            for answer in answers {
+                st.resolved.remove(&answer);
+            }
             st.steps_done += 1;
             for ev in events {
                 if ev.is::<InputRequiredEvent>() {
@@ -187,13 +199,19 @@ pub(crate) async fn run_loop(shared: Arc<Shared>) -> Result<Value> {
                     *active.entry(spec.name.clone()).or_default() += 1;
                     let ctx = Context {
                         shared: shared.clone(),
-                        current: Some((spec.name.clone(), ev.clone())),
+                        current: Some(Current {
+                            step: spec.name.clone(),
+                            event: ev.clone(),
+                            task: id,
+                        }),
                     };
                     let fut = run_step(spec.clone(), ev, ctx);
                     tasks.spawn(async move { (id, fut.await) });
                 }
             }
-            if tasks.is_empty() && st.waiters.is_empty() {
+            // Idle: waiting for the caller is fine when a step waits, or when
+            // a step accepts an event that comes from outside.
+            if tasks.is_empty() && st.waiters.is_empty() && !wf.takes_outside_events() {
                 return Err(Error::Workflow(
                     "the run stopped without a result: no step is running, no event is queued \
                      and no step returned StopEvent"

@@ -28,6 +28,10 @@ pub(crate) struct RunState {
     pub(crate) resolved: HashMap<String, AnyEvent>,
     pub(crate) result: Option<Value>,
     pub(crate) steps_done: u64,
+    /// Answers each running task has read, dropped when it succeeds.
+    pub(crate) answers_read: HashMap<u64, Vec<String>>,
+    /// The run loop has stopped.
+    pub(crate) ended: bool,
 }
 
 /// A run as saved after each step: enough to resume it in another process.
@@ -182,6 +186,8 @@ impl RunState {
             resolved,
             result: cp.result.clone(),
             steps_done: cp.steps_done,
+            answers_read: HashMap::new(),
+            ended: false,
         })
     }
 }

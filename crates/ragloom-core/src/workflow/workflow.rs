@@ -25,9 +25,16 @@ pub(crate) struct WorkflowInner {
     pub(crate) registry: EventRegistry,
     pub(crate) timeout: Option<Duration>,
     pub(crate) checkpointer: Option<Arc<dyn Checkpointer>>,
+    /// Whether some step accepts an event that comes from outside the steps.
+    pub(crate) outside_inputs: bool,
 }
 
 impl WorkflowInner {
+    /// A run with nothing to do may still be waiting for the caller.
+    pub(crate) fn takes_outside_events(&self) -> bool {
+        self.outside_inputs
+    }
+
     pub(crate) fn step(&self, name: &str) -> Option<&StepSpec> {
         self.steps.iter().find(|s| s.name == name)
     }
@@ -268,6 +275,10 @@ impl WorkflowBuilder {
             registry.register(ty)?;
         }
         validate(&self.name, &self.steps, &self.external)?;
+        let outside_inputs = self
+            .steps
+            .iter()
+            .any(|s| s.accepts.iter().any(|t| self.external.contains(t)));
         Ok(Workflow {
             inner: Arc::new(WorkflowInner {
                 name: self.name,
@@ -275,6 +286,7 @@ impl WorkflowBuilder {
                 registry,
                 timeout: self.timeout,
                 checkpointer: self.checkpointer,
+                outside_inputs,
             }),
         })
     }
@@ -323,6 +335,7 @@ fn validate(name: &str, steps: &[StepSpec], external: &[EventType]) -> Result<()
     let never_produced: BTreeSet<String> = consumed
         .iter()
         .filter(|t| ***t != start && !external.contains(t) && !produced.contains(*t))
+        .filter(|t| !terminal.contains(t))
         .map(|t| t.name().to_string())
         .collect();
     if !never_produced.is_empty() {
@@ -334,7 +347,7 @@ fn validate(name: &str, steps: &[StepSpec], external: &[EventType]) -> Result<()
     }
     let never_consumed: BTreeSet<String> = produced
         .iter()
-        .filter(|t| !terminal.contains(t) && !consumed.contains(*t))
+        .filter(|t| !terminal.contains(t) && !external.contains(t) && !consumed.contains(*t))
         .map(|t| t.name().to_string())
         .collect();
     if !never_consumed.is_empty() {
