@@ -8,7 +8,6 @@ use super::step::StepSpec;
 use super::workflow::WorkflowInner;
 use crate::error::{Error, Result};
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::task::JoinSet;
@@ -108,21 +107,25 @@ async fn run_step(spec: StepSpec, ev: AnyEvent, ctx: Context) -> Result<Vec<AnyE
     }
 }
 
-/// Writes the run's state to the workflow's checkpointer, if it has one.
-async fn save(wf: &WorkflowInner, snapshot: Checkpoint) -> Result<()> {
-    match &wf.checkpointer {
-        Some(cp) => cp.save(&snapshot.run_id, &snapshot).await,
-        None => Ok(()),
+/// The run's state as a checkpoint, only when there is a checkpointer to
+/// take it: serialising every queued event after each step is not free.
+fn snapshot(wf: &WorkflowInner, state: &RunState) -> Result<Option<Checkpoint>> {
+    match wf.checkpointer {
+        Some(_) => state.checkpoint(&wf.name).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Writes `snapshot` to the workflow's checkpointer.
+async fn save(wf: &WorkflowInner, snapshot: Option<Checkpoint>) -> Result<()> {
+    match (&wf.checkpointer, snapshot) {
+        (Some(cp), Some(snapshot)) => cp.save(&snapshot.run_id, &snapshot).await,
+        _ => Ok(()),
     }
 }
 
 /// Takes a finished step run's events into the state; the checkpoint to save.
-fn complete(
-    shared: &Shared,
-    active: &mut HashMap<String, usize>,
-    id: u64,
-    out: Result<Vec<AnyEvent>>,
-) -> Result<Checkpoint> {
+fn complete(shared: &Shared, id: u64, out: Result<Vec<AnyEvent>>) -> Result<Option<Checkpoint>> {
     let wf = &shared.workflow;
     let mut st = shared.state();
     let step = st
@@ -130,9 +133,6 @@ fn complete(
         .remove(&id)
         .map(|(s, _)| s)
         .unwrap_or_default();
-    if let Some(n) = active.get_mut(&step) {
-        *n = n.saturating_sub(1);
-    }
     let answers = st.answers_read.remove(&id).unwrap_or_default();
     match out {
         Ok(events) => {
@@ -152,19 +152,18 @@ fn complete(
         Err(Error::WaitingForEvent(_)) => {}
         Err(e) => return Err(Error::Workflow(format!("error in step `{step}`: {e}"))),
     }
-    st.checkpoint(&wf.name)
+    snapshot(wf, &st)
 }
 
 /// Runs until a `StopEvent`; the caller applies the timeout and cancellation.
 pub(crate) async fn run_loop(shared: Arc<Shared>) -> Result<Value> {
     let wf = shared.workflow.clone();
     let mut tasks: JoinSet<(u64, Result<Vec<AnyEvent>>)> = JoinSet::new();
-    let mut active: HashMap<String, usize> = HashMap::new();
     let mut next_id = 0u64;
     {
         // The first checkpoint holds the start event (or what was resumed).
-        let snapshot = shared.state().checkpoint(&wf.name)?;
-        save(&wf, snapshot).await?;
+        let first = snapshot(&wf, &shared.state())?;
+        save(&wf, first).await?;
     }
     loop {
         let finished = {
@@ -173,20 +172,25 @@ pub(crate) async fn run_loop(shared: Arc<Shared>) -> Result<Value> {
                 Some(result) => {
                     // Steps still running are dropped with the task set.
                     st.in_progress.clear();
-                    Some((result, st.checkpoint(&wf.name)?))
+                    Some((result, snapshot(&wf, &st)?))
                 }
                 None => None,
             }
         };
-        if let Some((result, snapshot)) = finished {
-            save(&wf, snapshot).await?;
+        if let Some((result, last)) = finished {
+            save(&wf, last).await?;
             return Ok(result);
         }
         {
             let mut st = shared.state();
             for spec in &wf.steps {
                 loop {
-                    let busy = active.get(&spec.name).copied().unwrap_or(0);
+                    // Workers busy: the step's runs in progress (one source of truth).
+                    let busy = st
+                        .in_progress
+                        .values()
+                        .filter(|(s, _)| *s == spec.name)
+                        .count();
                     if busy >= spec.config.num_workers {
                         break;
                     }
@@ -196,7 +200,6 @@ pub(crate) async fn run_loop(shared: Arc<Shared>) -> Result<Value> {
                     next_id += 1;
                     let id = next_id;
                     st.in_progress.insert(id, (spec.name.clone(), ev.clone()));
-                    *active.entry(spec.name.clone()).or_default() += 1;
                     let ctx = Context {
                         shared: shared.clone(),
                         current: Some(Current {
@@ -222,8 +225,8 @@ pub(crate) async fn run_loop(shared: Arc<Shared>) -> Result<Value> {
         tokio::select! {
             Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
                 let (id, out) = joined.map_err(|e| Error::Workflow(format!("a step panicked: {e}")))?;
-                let snapshot = complete(&shared, &mut active, id, out)?;
-                save(&wf, snapshot).await?;
+                let done = complete(&shared, id, out)?;
+                save(&wf, done).await?;
             }
             _ = shared.wake.notified() => {}
         }
