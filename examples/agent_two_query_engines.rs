@@ -12,7 +12,7 @@
 //! retrieval behind each tool, the agent's loop, and the messages it sends,
 //! printed at the end.
 
-use ragloom::agent::ReActAgent;
+use ragloom::agent::legacy::ReActAgent;
 use ragloom::chat_engine::ChatEngine;
 use ragloom::llms::{MockLlm, WhenExhausted};
 use ragloom::prelude::*;

@@ -15,7 +15,7 @@
 //! `openai` feature and `OPENAI_API_BASE` set (`OPENAI_API_KEY`,
 //! `OPENAI_MODEL` as in the `openai_like` example), a real model reasons instead.
 
-use ragloom::agent::ReActAgent;
+use ragloom::agent::legacy::ReActAgent;
 use ragloom::chat_engine::ChatEngine;
 use ragloom::llms::{Llm, MockLlm};
 use ragloom::prelude::*;

@@ -104,7 +104,7 @@ pub mod __private {
 /// The names most programs need, in one import, with the extension traits
 /// that give an index `as_query_engine` and `as_chat_engine`.
 pub mod prelude {
-    pub use crate::agent::AsChatEngine;
+    pub use crate::agent::{AgentWorkflow, AsChatEngine, FunctionAgent, ReActAgent};
     pub use crate::chat_engine::{ChatEngine, ChatMode};
     pub use crate::embeddings::{Embedding, HashEmbedding, MockEmbedding};
     pub use crate::error::{Error, Result};

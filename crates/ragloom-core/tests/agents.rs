@@ -6,11 +6,12 @@
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use ragloom_core::agent::legacy::ReActAgent;
 use ragloom_core::agent::react::PARSE_FAILURE_MESSAGE;
 use ragloom_core::agent::{
     ActionReasoningStep, AgentRunner, FunctionCallingAgent, ObjectIndex, ObservationReasoningStep,
-    ReActAgent, ReActAgentWorker, ReActChatFormatter, ReActOutputParser, ReasoningStep,
-    ResponseReasoningStep, StepOutput, TaskStep,
+    ReActAgentWorker, ReActChatFormatter, ReActOutputParser, ReasoningStep, ResponseReasoningStep,
+    StepOutput, TaskStep,
 };
 use ragloom_core::chat_engine::{ChatEngine, ChatMode};
 use ragloom_core::llms::{

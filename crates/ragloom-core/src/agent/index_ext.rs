@@ -1,7 +1,7 @@
 //! `index.as_chat_engine(mode, llm)`: a chat engine over an index in any of
 //! LlamaIndex's chat modes. A trait here because the agent modes need this layer.
 
-use super::{FunctionCallingAgent, ReActAgent};
+use super::legacy::{FunctionCallingAgent, ReActAgent};
 use crate::chat_engine::{
     ChatEngine, ChatMode, CondensePlusContextChatEngine, CondenseQuestionChatEngine,
     ContextChatEngine, SimpleChatEngine,

@@ -103,7 +103,7 @@ pub enum ChatMode {
     /// [`CondensePlusContextChatEngine`]: condense, then retrieve and answer with context.
     #[default]
     CondensePlusContext,
-    /// A [`ReActAgent`](crate::agent::ReActAgent) with a query engine tool.
+    /// A [`ReActAgent`](crate::agent::legacy::ReActAgent) with a query engine tool.
     React,
     /// A [`FunctionCallingAgent`](crate::agent::FunctionCallingAgent) with a
     /// query engine tool (any model with native tool calling, not only OpenAI).

@@ -140,7 +140,11 @@ impl FunctionTool {
             async move {
                 let args: A = serde_json::from_value(input)
                     .map_err(|e| Failure::BadArguments(e.to_string()))?;
-                let run = move || f(args).into_tool_result();
+                // The blocking pool is another thread: the caller's context goes along.
+                let lent = super::call_context::call_context();
+                let run = move || {
+                    super::call_context::with_call_context_sync(lent, || f(args).into_tool_result())
+                };
                 let outcome = match tokio::runtime::Handle::try_current() {
                     Ok(handle) => match handle.spawn_blocking(run).await {
                         Ok(outcome) => outcome,

@@ -6,6 +6,7 @@
 //! `query_engine`, `RetrieverTool` in `retrievers`, `OnDemandLoaderTool` and
 //! `LoadAndSearchToolSpec` in `agent::tools` (all re-exported at the crate root).
 
+mod call_context;
 mod engine_io;
 pub mod function_tool;
 pub mod schema;
@@ -13,6 +14,7 @@ pub mod tool_spec;
 pub mod types;
 
 pub use crate::utils::json_dumps;
+pub use call_context::{CallContext, call_context, with_call_context};
 pub(crate) use engine_io::retriever_query_str;
 pub use engine_io::{response_to_value, source_nodes_of};
 pub use function_tool::{FunctionTool, Json, ToolReturn};
