@@ -1,6 +1,6 @@
 """Serve a GGUF model through llama.cpp's OpenAI-compatible HTTP server (xllamacpp).
 
-Usage: llm_server.py MODEL_PATH PORT [--embedding]
+Usage: llm_server.py MODEL_PATH PORT [--embedding] [--chat-template PATH]
 Stays in the foreground until SIGTERM. Used by .ci/setup/llm-server.sh.
 """
 
@@ -14,6 +14,10 @@ import xllamacpp as xlc
 def main() -> None:
     model, port = sys.argv[1], int(sys.argv[2])
     embedding = "--embedding" in sys.argv[3:]
+    template = None
+    if "--chat-template" in sys.argv[3:]:
+        with open(sys.argv[sys.argv.index("--chat-template") + 1]) as f:
+            template = f.read()
     p = xlc.CommonParams()
     p.model.path = model
     p.port = port
@@ -26,6 +30,11 @@ def main() -> None:
     p.n_predict = 256
     p.warmup = False
     p.use_jinja = True
+    if template is not None:
+        # SmolLM2's own template has no tools; this one renders chats without
+        # tools exactly as SmolLM2's does, and tools and tool calls in the
+        # <tool_call> form llama.cpp parses (and can force with a grammar).
+        p.chat_template = template
     # One thread: llama.cpp's spinning workers collapse when they share two
     # cores with a compiler.
     p.cpuparams.n_threads = 1

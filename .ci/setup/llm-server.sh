@@ -40,11 +40,25 @@ try:
     sys.exit(0 if urllib.request.urlopen('$health', timeout=2).status == 200 else 1)
 except Exception:
     sys.exit(1)"
+  # A server started without the tools template (an older checkout's) is
+  # replaced: the live tool-call tests need it.
+  local tools_probe="import json, sys, urllib.request
+try:
+    props = json.load(urllib.request.urlopen('http://127.0.0.1:$port/props', timeout=2))
+    sys.exit(0 if \"'supports_tools': True\" in str(props.get('chat_template_caps')) else 1)
+except Exception:
+    sys.exit(1)"
+  if "$py" -c "$probe" && ! "$py" -c "$tools_probe"; then
+    echo "llm-server: the server on port $port has no tools template; restarting it"
+    pkill -f "llm_server.py .* $port" || true
+    sleep 1
+  fi
   if "$py" -c "$probe"; then
     echo "llm-server: reusing the server already on port $port"
   else
     echo "llm-server: starting llama.cpp on 127.0.0.1:$port ($(basename "$model"))"
-    setsid nohup "$py" "$here/llm_server.py" "$model" "$port" --embedding >"$log" 2>&1 < /dev/null &
+    setsid nohup "$py" "$here/llm_server.py" "$model" "$port" --embedding \
+      --chat-template "$here/smollm2-tools.jinja" >"$log" 2>&1 < /dev/null &
     local waited=0
     until "$py" -c "$probe"; do
       if [ "$waited" -ge 120 ]; then

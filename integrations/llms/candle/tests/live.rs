@@ -209,3 +209,33 @@ fn unsupported_architecture_is_named() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[tokio::test]
+async fn a_function_agent_refuses_the_model_and_a_react_agent_runs_it() {
+    use ragloom_core::agent::{FunctionAgent, ReActAgent};
+    use std::sync::Arc;
+    let Some(llm) = llm() else { return };
+    // SmolLM2's chat template has no tool-call syntax, so the model says it
+    // has no native tool calling; FunctionAgent refuses it before any call.
+    assert!(!llm.metadata().is_function_calling_model);
+    let llm = Arc::new(llm);
+    let agent = FunctionAgent::builder(llm.clone()).build().unwrap();
+    let err = agent.run(QUESTION).await.unwrap_err().to_string();
+    assert!(err.contains("LLM must be a FunctionCallingLLM"), "{err}");
+    assert!(err.to_lowercase().contains("smollm2"), "{err}");
+    assert!(err.contains("use a ReActAgent"), "{err}");
+    // A ReAct agent runs any chat model: the run ends, with an answer or
+    // with the model corrected until the iteration limit.
+    let react = ReActAgent::builder(llm).streaming(false).build().unwrap();
+    let handler = react
+        .run_with(ragloom_core::agent::RunOptions::new(QUESTION).max_iterations(2))
+        .await
+        .unwrap();
+    match handler.await {
+        Ok(out) => assert!(!out.response.content.is_empty()),
+        Err(e) => assert!(
+            e.to_string().contains("Max iterations of 2 reached!"),
+            "{e}"
+        ),
+    }
+}

@@ -40,3 +40,4 @@ pub use convert::THINKING_KEY;
 pub use llm::{DEFAULT_REQUEST_TIMEOUT, Ollama, OllamaBuilder};
 pub use ollama_rs::generation::parameters::{KeepAlive, TimeUnit};
 pub use ollama_rs::models::ModelOptions;
+pub use stream::THINKING_DELTA_KEY;

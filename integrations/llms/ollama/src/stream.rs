@@ -8,6 +8,9 @@
 
 use crate::common::{Connection, PROVIDER, server_error_text};
 use crate::convert::{THINKING_KEY, ToolNames, tool_call_from_wire, usage};
+
+/// The key of one stream item's reasoning text in `additional_kwargs`.
+pub const THINKING_DELTA_KEY: &str = "thinking_delta";
 use futures::stream::{self, Stream, StreamExt};
 use ollama_rs::generation::tools::ToolCall as WireToolCall;
 use ragloom_core::llms::{ChatMessage, ChatResponse, ChatResponseStream, ToolCall};
@@ -166,11 +169,13 @@ impl Decoder {
         };
         let has_message = parsed.message.is_some();
         let mut delta = String::new();
+        let mut thinking_delta = None;
         if let Some(message) = parsed.message {
             delta = message.content.unwrap_or_default();
             self.text.push_str(&delta);
-            if let Some(thinking) = message.thinking {
+            if let Some(thinking) = message.thinking.filter(|t| !t.is_empty()) {
                 self.thinking.push_str(&thinking);
+                thinking_delta = Some(thinking);
             }
             for call in message.tool_calls.unwrap_or_default() {
                 let key = (
@@ -210,6 +215,13 @@ impl Decoder {
                 THINKING_KEY.to_owned(),
                 Value::String(self.thinking.clone()),
             );
+        }
+        // The reasoning that came with this piece, where LlamaIndex's Ollama
+        // puts it and the workflow agents read it (`AgentStream.thinking_delta`).
+        if let Some(thinking) = thinking_delta {
+            message
+                .additional_kwargs
+                .insert(THINKING_DELTA_KEY.to_owned(), Value::String(thinking));
         }
         Some(Ok(ChatResponse {
             message,

@@ -626,3 +626,85 @@ fn bad_settings_fail_at_build_time() {
         .unwrap_err();
     assert!(matches!(err, Error::InvalidInput(_)), "{err}");
 }
+
+/// docs/api.md, "Chat request (with tools)" streamed, for a thinking model:
+/// the reasoning arrives in pieces, then one message carries two calls.
+const TOOLS_STREAM: &str = concat!(
+    r#"{"model":"qwen3","created_at":"2025-01-01T00:00:00Z","message":{"role":"assistant","content":"","thinking":"Weather and "},"done":false}"#,
+    "\n",
+    r#"{"model":"qwen3","created_at":"2025-01-01T00:00:00Z","message":{"role":"assistant","content":"","thinking":"time: two tools."},"done":false}"#,
+    "\n",
+    r#"{"model":"qwen3","created_at":"2025-01-01T00:00:01Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Paris"}}},{"function":{"name":"get_time","arguments":{"city":"Paris"}}}]},"done":false}"#,
+    "\n",
+    r#"{"model":"qwen3","created_at":"2025-01-01T00:00:02Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":40,"eval_count":30}"#,
+    "\n",
+);
+
+const ANSWER_STREAM: &str = concat!(
+    r#"{"model":"qwen3","created_at":"2025-01-01T00:00:03Z","message":{"role":"assistant","content":"Sunny, 10:00."},"done":false}"#,
+    "\n",
+    r#"{"model":"qwen3","created_at":"2025-01-01T00:00:04Z","message":{"role":"assistant","content":""},"done":true,"prompt_eval_count":60,"eval_count":5}"#,
+    "\n",
+);
+
+#[tokio::test]
+async fn a_function_agent_streams_two_parallel_ollama_calls_and_the_thinking() {
+    use ragloom_core::agent::{AgentStream, FunctionAgent, ToolCallResult};
+    let server = MockServer::start().await;
+    for body in [TOOLS_STREAM, ANSWER_STREAM] {
+        Mock::given(method("POST"))
+            .and(path("/api/chat"))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_raw(body.to_owned(), "application/x-ndjson"),
+            )
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+    }
+    /// A city.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct City {
+        city: String,
+    }
+    let tools: Vec<Arc<dyn Tool>> = vec![
+        Arc::new(FunctionTool::from_fn(
+            "get_weather",
+            Some("Weather."),
+            |c: City| format!("sunny in {}", c.city),
+        )),
+        Arc::new(FunctionTool::from_fn(
+            "get_time",
+            Some("Time."),
+            |c: City| format!("10:00 in {}", c.city),
+        )),
+    ];
+    let llm = Arc::new(llm(&server, "qwen3").build().unwrap());
+    let agent = FunctionAgent::builder(llm).tools(tools).build().unwrap();
+    let mut handler = agent.run("Weather and time in Paris?");
+    let mut thinking = String::new();
+    let mut streamed_calls = 0;
+    let mut results = Vec::new();
+    let mut events = handler.stream_events();
+    while let Some(ev) = events.next().await {
+        if let Some(s) = ev.downcast_ref::<AgentStream>() {
+            thinking.push_str(s.thinking_delta.as_deref().unwrap_or_default());
+            streamed_calls = streamed_calls.max(s.tool_calls.len());
+        }
+        if let Some(r) = ev.downcast::<ToolCallResult>() {
+            results.push(r.tool_output.content);
+        }
+    }
+    let output = handler.await.unwrap();
+    assert_eq!(thinking, "Weather and time: two tools.");
+    assert_eq!(streamed_calls, 2);
+    results.sort();
+    assert_eq!(results, ["10:00 in Paris", "sunny in Paris"]);
+    assert_eq!(output.response.content, "Sunny, 10:00.");
+    assert_eq!(output.tool_calls.len(), 2);
+    // The second request carries both calls and both results back.
+    let second = &sent_bodies(&server).await[1];
+    let messages = second["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(messages[3]["role"], "tool");
+}

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use ragloom_core::llms::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, CompletionResponseStream,
-    Llm, LlmMetadata, StructuredPredict, ToolChoice, parse_structured,
+    FunctionCallingLlm, Llm, LlmMetadata, StructuredPredict, ToolChoice, parse_structured,
 };
 use ragloom_core::prelude::*;
 use ragloom_core::tools::ToolMetadata;
@@ -222,6 +222,84 @@ async fn live_tool_request_is_accepted_by_the_server() {
     for call in &reply.message.tool_calls {
         assert_eq!(call.name, "get_weather");
     }
+}
+
+fn city_tools() -> Vec<ToolMetadata> {
+    let schema = json!({
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
+    });
+    vec![
+        ToolMetadata::new("get_weather", "Current weather in a city.")
+            .with_fn_schema(schema.clone()),
+        ToolMetadata::new("get_time", "Current time in a city.").with_fn_schema(schema),
+    ]
+}
+
+/// The conversation ends with the assistant's turn begun at `<tool_call>`:
+/// llama.cpp continues it under the grammar `tool_choice: "required"` makes
+/// from the server's tools template (`.ci/smollm2-tools.jinja`), so even a
+/// 135M model must finish a well-formed call, which the server parses into
+/// `tool_calls` and streams as argument deltas.
+fn forced_call() -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::user("What is the weather in Paris?"),
+        ChatMessage::assistant("<tool_call>\n"),
+    ]
+}
+
+#[tokio::test]
+async fn live_forced_tool_calls_stream_and_assemble_as_the_whole_reply() {
+    let Some((url, model)) = live_server() else {
+        return;
+    };
+    let llm = chat_llm(&url, &model)
+        .max_tokens(96)
+        .is_function_calling_model(true)
+        .build()
+        .unwrap();
+    let whole = llm
+        .chat_with_tools(&forced_call(), &city_tools(), &ToolChoice::Required)
+        .await
+        .unwrap();
+    let expected = llm.get_tool_calls_from_response(&whole, true).unwrap();
+    let mut stream = llm
+        .stream_chat_with_tools(&forced_call(), &city_tools(), &ToolChoice::Required)
+        .await
+        .unwrap();
+    let mut items = Vec::new();
+    while let Some(item) = stream.next().await {
+        items.push(item.unwrap());
+    }
+    let last = items.last().unwrap();
+    let calls = llm.get_tool_calls_from_response(last, true).unwrap();
+    // Greedy decoding: the streamed calls, put together, are the whole reply's.
+    let strip = |c: &[ragloom_core::llms::ToolCall]| -> Vec<(String, Value)> {
+        c.iter()
+            .map(|c| (c.name.clone(), c.arguments.clone()))
+            .collect()
+    };
+    assert_eq!(strip(&calls), strip(&expected), "{items:?}");
+    for call in &calls {
+        assert!(
+            ["get_weather", "get_time"].contains(&call.name.as_str()),
+            "{call:?}"
+        );
+        assert!(call.arguments["city"].is_string(), "{call:?}");
+        assert!(!call.id.is_empty());
+    }
+    let mut ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), calls.len(), "each call has its own id");
+    // The arguments arrived in pieces: some earlier item held a call whose
+    // arguments were still incomplete.
+    assert!(
+        items[..items.len() - 1].iter().any(|i| i
+            .message
+            .tool_calls
+            .first()
+            .is_some_and(|c| c.arguments != calls[0].arguments)),
+        "the call came in one piece: {items:?}"
+    );
 }
 
 /// Delegates to a real model and keeps every conversation it was sent.
