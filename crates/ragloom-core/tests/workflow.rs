@@ -610,10 +610,20 @@ async fn a_checkpoint_of_another_workflow_or_with_unknown_events_is_refused() {
     cp.workflow = "two-steps".into();
     cp.queued.insert(
         "second".into(),
-        vec![serde_json::json!({"type": "Mystery", "value": {}})],
+        vec![ragloom_core::workflow::WorkItemCheckpoint {
+            work_item: 9,
+            event: serde_json::json!({"type": "Mystery", "value": {}}),
+        }],
     );
     let err = wf.resume(&cp).unwrap().await.unwrap_err();
     assert!(err.to_string().contains("`Mystery`"), "{err}");
+    cp.version = 1;
+    let err = wf.resume(&cp).unwrap().await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("checkpoint version 1 cannot be read"),
+        "{err}"
+    );
 }
 
 // ------------------------------------------------ review findings
@@ -753,4 +763,143 @@ fn a_run_cancelled_before_it_first_runs_still_ends_its_stream() {
         let _keep = handler.ctx().clone();
         assert!(handler.await.is_err());
     });
+}
+
+// ------------------------------------------------ a step's work counts once
+
+#[tokio::test]
+async fn a_retried_step_sends_its_events_once() {
+    let tries = Arc::new(AtomicUsize::new(0));
+    let t = tries.clone();
+    let wf = Workflow::builder("retry-sends")
+        .step_with(
+            "split",
+            StepConfig::new().retry_policy(ConstantDelayRetryPolicy::new(3, Duration::ZERO)),
+            move |_: StartEvent, ctx: Context| {
+                let t = t.clone();
+                async move {
+                    ctx.send_event(Job { n: 1 }, None)?;
+                    if t.fetch_add(1, Ordering::SeqCst) == 0 {
+                        return Err(Error::Other("flaky".into()));
+                    }
+                    Ok(None::<Job>)
+                }
+            },
+        )
+        .step("count", |ev: Job, ctx: Context| async move {
+            // Two jobs would mean the failed attempt's send went out too.
+            let got = ctx.collect(ev, 1).unwrap();
+            let seen: u32 = ctx.store().get_or("seen", 0)? + 1;
+            ctx.store().set("seen", seen)?;
+            Ok(StopEvent::new(got.len()))
+        })
+        .build()
+        .unwrap();
+    let handler = wf.start(StartEvent::new());
+    let ctx = handler.ctx().clone();
+    assert_eq!(handler.await.unwrap(), 1);
+    assert_eq!(tries.load(Ordering::SeqCst), 2);
+    assert_eq!(ctx.store().get::<u32>("seen").unwrap(), Some(1));
+}
+
+/// split → two jobs → `add` collects both, then (in the first process)
+/// stays busy; a checkpoint written meanwhile is resumed.
+fn half_done(slow: bool) -> Workflow {
+    Workflow::builder("half-done")
+        .step("split", |_: StartEvent, ctx: Context| async move {
+            ctx.send_event(Job { n: 1 }, None)?;
+            ctx.send_event(Job { n: 2 }, None)?;
+            Ok(None::<Job>)
+        })
+        .step("add", move |ev: Job, ctx: Context| async move {
+            let Some(jobs) = ctx.collect(ev, 2) else {
+                return Ok(None);
+            };
+            // Sent while busy: must not be in a checkpoint taken meanwhile.
+            ctx.send_event(
+                Progress {
+                    msg: "summed".into(),
+                },
+                None,
+            )?;
+            if slow {
+                ctx.store().set("busy", true)?;
+                tokio::time::sleep(Duration::from_secs(600)).await;
+            }
+            Ok(Some(StopEvent::new(jobs.iter().map(|j| j.n).sum::<u32>())))
+        })
+        .step("log", |_: Progress, ctx: Context| async move {
+            let n: u32 = ctx.store().get_or("progress", 0)? + 1;
+            ctx.store().set("progress", n)?;
+            Ok(None::<StopEvent>)
+        })
+        .event::<Progress>()
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_checkpoint_taken_mid_step_holds_neither_its_sends_nor_a_spent_set() {
+    let handler = half_done(true).start(StartEvent::new());
+    let mut cp = None;
+    for _ in 0..200 {
+        let now = handler.checkpoint().unwrap();
+        if now.store.get("busy").is_some() {
+            cp = Some(now);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let cp = cp.expect("the add step got busy");
+    handler.cancel_run();
+    // The set `add` took is back in its buffer (both jobs, one of them the
+    // event of the run in progress); the Progress it sent is nowhere.
+    assert_eq!(cp.collected["add"].len(), 2);
+    assert_eq!(cp.in_progress["add"].len(), 1);
+    assert!(!serde_json::to_string(&cp).unwrap().contains("Progress"));
+    let cp: ragloom_core::workflow::Checkpoint =
+        serde_json::from_str(&serde_json::to_string(&cp).unwrap()).unwrap();
+    // Resumed, `add` runs again with the job it had: the set completes once.
+    let resumed = half_done(false).resume(&cp).unwrap();
+    assert_eq!(resumed.await.unwrap(), 3);
+}
+
+#[tokio::test]
+async fn two_runs_of_a_step_with_equal_events_wait_apart() {
+    let wf = Workflow::builder("twins")
+        .step("split", |_: StartEvent, ctx: Context| async move {
+            ctx.send_event(Job { n: 7 }, None)?;
+            ctx.send_event(Job { n: 7 }, None)?;
+            Ok(None::<Job>)
+        })
+        .step("ask", |ev: Job, ctx: Context| async move {
+            let answer: HumanResponseEvent =
+                ctx.wait_for_event(Some(InputRequiredEvent::new("ok?").into()), None)?;
+            Ok(Done {
+                n: ev.n + answer.response.len() as u32,
+            })
+        })
+        .step("sum", |ev: Done, ctx: Context| async move {
+            Ok(ctx
+                .collect(ev, 2)
+                .map(|d| StopEvent::new(d.iter().map(|d| d.n).sum::<u32>())))
+        })
+        .build()
+        .unwrap();
+    let mut handler = wf.start(StartEvent::new());
+    let mut asked = 0;
+    let mut events = handler.stream_events();
+    while let Some(ev) = events.next().await {
+        if ev.is::<InputRequiredEvent>() {
+            asked += 1;
+            if asked == 2 {
+                break;
+            }
+        }
+    }
+    let cp = handler.checkpoint().unwrap();
+    assert_eq!(cp.waiters.len(), 2);
+    assert_ne!(cp.waiters[0].id, cp.waiters[1].id);
+    handler.send_event(HumanResponseEvent::new("yes")).unwrap();
+    assert_eq!(handler.await.unwrap(), 20);
 }

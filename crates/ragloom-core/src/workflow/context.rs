@@ -2,7 +2,7 @@
 //! the caller's stream, collecting several events, and waiting for a person.
 
 use super::event::{AnyEvent, Event, EventType};
-use super::state::{RunState, Waiter};
+use super::state::{Held, RunState, Waiter};
 use super::workflow::WorkflowInner;
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -91,8 +91,19 @@ impl Context {
                     ev.name()
                 )));
             }
+            if let Some(current) = &self.current {
+                // From a step: routed when the step run succeeds, so a failed
+                // attempt, a parked step or a resumed one does not send twice.
+                super::run::check_route(&self.shared.workflow, &ev, step)?;
+                state
+                    .pending_sends
+                    .entry(current.task)
+                    .or_default()
+                    .push((ev, step.map(str::to_string)));
+                return Ok(());
+            }
             match super::run::dispatch(&self.shared.workflow, &mut state, ev, step) {
-                Err(e) if self.current.is_none() && step.is_none() => {
+                Err(e) if step.is_none() => {
                     tracing::warn!(error = %e, "an event sent into the run was not handled");
                 }
                 other => other?,
@@ -136,18 +147,41 @@ impl Context {
             // As LlamaIndex: an event the set does not need is not kept.
             return None;
         }
+        let work = self.current.as_ref().map(|c| c.task);
         let mut state = self.shared.state();
         let held = state.collected.entry(buffer.to_string()).or_default();
-        held.push(ev);
-        let mut taken = vec![false; held.len()];
-        let mut out = Vec::with_capacity(expected.len());
-        for ty in expected {
-            let i = (0..held.len()).find(|&i| !taken[i] && ty.matches(&held[i]))?;
-            taken[i] = true;
-            out.push(held[i].clone());
+        // A step run that starts again (a retry, a woken or resumed step)
+        // finds its event already held and does not add it twice.
+        let name = ev.name();
+        let again =
+            work.is_some_and(|w| held.iter().any(|h| h.work == w && h.event.name() == name));
+        if !again {
+            held.push(Held {
+                work: work.unwrap_or(0),
+                event: ev,
+                taken_by: None,
+            });
         }
+        let mut chosen: Vec<usize> = Vec::with_capacity(expected.len());
+        for ty in expected {
+            let i = (0..held.len()).find(|&i| {
+                !chosen.contains(&i) && held[i].taken_by.is_none() && ty.matches(&held[i].event)
+            })?;
+            chosen.push(i);
+        }
+        let out = chosen.iter().map(|&i| held[i].event.clone()).collect();
         // The set is complete: the buffer starts again, as LlamaIndex's does.
-        held.clear();
+        // From a step, the set stays held for that run until it succeeds.
+        match work {
+            Some(w) => chosen.iter().for_each(|&i| held[i].taken_by = Some(w)),
+            None => {
+                let mut i = 0;
+                held.retain(|_| {
+                    i += 1;
+                    !chosen.contains(&(i - 1))
+                });
+            }
+        }
         Some(out)
     }
 
@@ -178,7 +212,7 @@ impl Context {
         let ty = EventType::of::<E>();
         let id = match waiter_id {
             Some(id) => id.to_string(),
-            None => default_waiter_id(&step, &event, ty.name())?,
+            None => default_waiter_id(&step, &event, ty.name(), task)?,
         };
         let mut state = self.shared.state();
         if let Some(got) = state.resolved.get(&id).cloned() {
@@ -199,6 +233,7 @@ impl Context {
                 step,
                 event,
                 waiting_for: ty.name().to_string(),
+                work: task,
             });
             drop(state);
             if let Some(ev) = waiter_event {
@@ -219,11 +254,14 @@ impl Context {
     }
 }
 
-fn default_waiter_id(step: &str, event: &AnyEvent, waiting_for: &str) -> Result<String> {
+/// The step, the type waited for, a hash of the step's event, and the work
+/// item: two runs of one step with equal events wait apart (LlamaIndex's
+/// default id has its work item id too).
+fn default_waiter_id(step: &str, event: &AnyEvent, waiting_for: &str, work: u64) -> Result<String> {
     let json = serde_json::to_string(&event.to_json()?)?;
     let digest = Sha256::digest(json.as_bytes());
     let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    Ok(format!("{step}:{waiting_for}:{short}"))
+    Ok(format!("{step}:{waiting_for}:{short}:{work}"))
 }
 
 /// The run's key-value store ([`Context::store`]).

@@ -52,6 +52,6 @@ pub use event::{
     StopEvent,
 };
 pub use handler::WorkflowHandler;
-pub use state::{Checkpoint, WaiterCheckpoint};
+pub use state::{CHECKPOINT_VERSION, Checkpoint, WaiterCheckpoint, WorkItemCheckpoint};
 pub use step::{ConstantDelayRetryPolicy, RetryPolicy, StepConfig, StepOutput, StepSpec};
 pub use workflow::{DEFAULT_TIMEOUT, Workflow, WorkflowBuilder};

@@ -35,11 +35,7 @@ pub(crate) fn dispatch(
                 ev.name()
             )));
         }
-        state
-            .queues
-            .entry(step.to_string())
-            .or_default()
-            .push_back(ev);
+        state.enqueue(step, ev);
         return Ok(());
     }
     let name = ev.name();
@@ -52,7 +48,7 @@ pub(crate) fn dispatch(
     let woken_steps: Vec<String> = woken.iter().map(|w| w.step.clone()).collect();
     for w in woken {
         state.resolved.insert(w.id, ev.clone());
-        state.queues.entry(w.step).or_default().push_back(w.event);
+        state.requeue(&w.step, w.work, w.event);
     }
     // ... and every other step that accepts it gets it.
     for s in wf
@@ -63,11 +59,7 @@ pub(crate) fn dispatch(
         if woken_steps.contains(&s.name) {
             continue;
         }
-        state
-            .queues
-            .entry(s.name.clone())
-            .or_default()
-            .push_back(ev.clone());
+        state.enqueue(&s.name, ev.clone());
         taken = true;
     }
     if taken || ev.is::<InputRequiredEvent>() {
@@ -78,6 +70,34 @@ pub(crate) fn dispatch(
         )))
     } else {
         Err(Error::Workflow(format!("no step accepts {name}")))
+    }
+}
+
+/// Checks that `ev` can be routed as `dispatch` would route it, without
+/// routing it: for a send held until its step run succeeds.
+pub(crate) fn check_route(wf: &WorkflowInner, ev: &AnyEvent, target: Option<&str>) -> Result<()> {
+    if ev.is::<StopEvent>() {
+        return Ok(());
+    }
+    match target {
+        Some(step) => {
+            let spec = wf
+                .step(step)
+                .ok_or_else(|| Error::Workflow(format!("there is no step `{step}`")))?;
+            if spec.accepts.iter().any(|t| t.matches(ev)) {
+                Ok(())
+            } else {
+                Err(Error::Workflow(format!(
+                    "step `{step}` does not accept {}",
+                    ev.name()
+                )))
+            }
+        }
+        None if wf.registry.get(&ev.name()).is_some() => Ok(()),
+        None => Err(Error::Workflow(format!(
+            "{} is not an event of this workflow; declare it with WorkflowBuilder::event",
+            ev.name()
+        ))),
     }
 }
 
@@ -97,6 +117,10 @@ async fn run_step(spec: StepSpec, ev: AnyEvent, ctx: Context) -> Result<Vec<AnyE
                 match delay {
                     Some(d) => {
                         tracing::warn!(step = %spec.name, attempts, error = %e, "step failed; retrying");
+                        // The failed attempt's sends and taken sets do not count.
+                        if let Some(current) = &ctx.current {
+                            ctx.shared.state().reset_work(current.task);
+                        }
                         tokio::time::sleep(d).await;
                     }
                     None => return Err(e),
@@ -140,16 +164,31 @@ fn complete(shared: &Shared, id: u64, out: Result<Vec<AnyEvent>>) -> Result<Opti
                 st.resolved.remove(&answer);
             }
             st.steps_done += 1;
-            for ev in events {
-                if ev.is::<InputRequiredEvent>() {
+            // The sets this run took are spent now.
+            for held in st.collected.values_mut() {
+                held.retain(|h| h.taken_by != Some(id));
+            }
+            let sent = st.pending_sends.remove(&id).unwrap_or_default();
+            let returned = events.into_iter().map(|ev| (ev, None));
+            for (ev, target) in sent.into_iter().chain(returned) {
+                if target.is_none() && ev.is::<InputRequiredEvent>() {
                     shared.send_to_stream(ev.clone());
                 }
-                dispatch(wf, &mut st, ev, None)
+                dispatch(wf, &mut st, ev, target.as_deref())
                     .map_err(|e| Error::Workflow(format!("after step `{step}`: {e}")))?;
             }
         }
-        // Parked until its event arrives; the waiter is recorded.
-        Err(Error::WaitingForEvent(_)) => {}
+        // Parked until its event arrives; the waiter is recorded. What it
+        // sent goes out now (another step may be the one to answer it); the
+        // sets it took go back, since it runs again from the top and takes them again.
+        Err(Error::WaitingForEvent(_)) => {
+            let sent = st.pending_sends.remove(&id).unwrap_or_default();
+            st.reset_work(id);
+            for (ev, target) in sent {
+                dispatch(wf, &mut st, ev, target.as_deref())
+                    .map_err(|e| Error::Workflow(format!("after step `{step}`: {e}")))?;
+            }
+        }
         Err(e) => return Err(Error::Workflow(format!("error in step `{step}`: {e}"))),
     }
     snapshot(wf, &st)
@@ -159,7 +198,6 @@ fn complete(shared: &Shared, id: u64, out: Result<Vec<AnyEvent>>) -> Result<Opti
 pub(crate) async fn run_loop(shared: Arc<Shared>) -> Result<Value> {
     let wf = shared.workflow.clone();
     let mut tasks: JoinSet<(u64, Result<Vec<AnyEvent>>)> = JoinSet::new();
-    let mut next_id = 0u64;
     {
         // The first checkpoint holds the start event (or what was resumed).
         let first = snapshot(&wf, &shared.state())?;
@@ -194,11 +232,11 @@ pub(crate) async fn run_loop(shared: Arc<Shared>) -> Result<Value> {
                     if busy >= spec.config.num_workers {
                         break;
                     }
-                    let Some(ev) = st.queues.get_mut(&spec.name).and_then(|q| q.pop_front()) else {
+                    let Some(item) = st.queues.get_mut(&spec.name).and_then(|q| q.pop_front())
+                    else {
                         break;
                     };
-                    next_id += 1;
-                    let id = next_id;
+                    let (id, ev) = (item.id, item.event);
                     st.in_progress.insert(id, (spec.name.clone(), ev.clone()));
                     let ctx = Context {
                         shared: shared.clone(),

@@ -14,16 +14,43 @@ pub(crate) struct Waiter {
     pub(crate) step: String,
     pub(crate) event: AnyEvent,
     pub(crate) waiting_for: String,
+    /// The parked step run's work item: it runs again under the same one.
+    pub(crate) work: u64,
+}
+
+/// One delivery of an event to a step. Its id stays with it through
+/// retries, parking and resumes, so what a step run did can be told apart
+/// from what another run of the same step with an equal event did.
+#[derive(Clone, Debug)]
+pub(crate) struct WorkItem {
+    pub(crate) id: u64,
+    pub(crate) event: AnyEvent,
+}
+
+/// An event in a fan-in buffer: the work item that put it there, and the
+/// running work item whose completed set holds it (removed when that run
+/// succeeds, put back when it fails or the run is resumed).
+#[derive(Clone, Debug)]
+pub(crate) struct Held {
+    pub(crate) work: u64,
+    pub(crate) event: AnyEvent,
+    pub(crate) taken_by: Option<u64>,
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct RunState {
     pub(crate) run_id: String,
     pub(crate) store: Map<String, Value>,
-    pub(crate) queues: HashMap<String, VecDeque<AnyEvent>>,
-    /// Events being handled, by task: (step, event).
+    pub(crate) queues: HashMap<String, VecDeque<WorkItem>>,
+    /// Events being handled, by work item: (step, event).
     pub(crate) in_progress: HashMap<u64, (String, AnyEvent)>,
-    pub(crate) collected: HashMap<String, Vec<AnyEvent>>,
+    pub(crate) collected: HashMap<String, Vec<Held>>,
+    /// Events a running step sent, by work item: routed when it succeeds,
+    /// dropped when it fails, parks or is retried (so neither a retry nor a
+    /// resume sends them twice).
+    pub(crate) pending_sends: HashMap<u64, Vec<(AnyEvent, Option<String>)>>,
+    /// The last work item id given out.
+    pub(crate) next_work: u64,
     pub(crate) waiters: Vec<Waiter>,
     pub(crate) resolved: HashMap<String, AnyEvent>,
     pub(crate) result: Option<Value>,
@@ -34,11 +61,15 @@ pub(crate) struct RunState {
     pub(crate) ended: bool,
 }
 
+/// The checkpoint format this release writes and reads.
+pub const CHECKPOINT_VERSION: u32 = 2;
+
 /// A run as saved after each step: enough to resume it in another process.
-/// Events are stored as `{"type": name, "value": fields}`.
+/// Events are stored as `{"type": name, "value": fields}`, each with the id
+/// of its work item (one delivery to one step).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
-    /// The format's version (1).
+    /// The format's version ([`CHECKPOINT_VERSION`]).
     pub version: u32,
     /// The workflow's name.
     pub workflow: String,
@@ -46,15 +77,19 @@ pub struct Checkpoint {
     pub run_id: String,
     /// Step runs finished so far.
     pub steps_done: u64,
+    /// The last work item id given out.
+    pub next_work_item: u64,
     /// The context's store.
     pub store: Map<String, Value>,
     /// Events waiting for a worker, by step.
-    pub queued: BTreeMap<String, Vec<Value>>,
+    pub queued: BTreeMap<String, Vec<WorkItemCheckpoint>>,
     /// Events a step was handling when the checkpoint was written, by step;
-    /// a resumed run hands them to their step again (at least once).
-    pub in_progress: BTreeMap<String, Vec<Value>>,
+    /// a resumed run hands them to their step again (at least once). What
+    /// those runs had sent is not in the checkpoint, and what they had
+    /// collected is back in its buffer, so the second run does not repeat it.
+    pub in_progress: BTreeMap<String, Vec<WorkItemCheckpoint>>,
     /// Fan-in buffers ([`Context::collect_events`](super::Context::collect_events)).
-    pub collected: BTreeMap<String, Vec<Value>>,
+    pub collected: BTreeMap<String, Vec<WorkItemCheckpoint>>,
     /// Steps waiting for an event.
     pub waiters: Vec<WaiterCheckpoint>,
     /// Events that arrived for a waiter whose step has not run again yet.
@@ -74,34 +109,56 @@ pub struct WaiterCheckpoint {
     pub event: Value,
     /// The name of the event type waited for.
     pub waiting_for: String,
+    /// The parked step run's work item.
+    pub work_item: u64,
 }
 
-fn events_json(events: &[AnyEvent]) -> Result<Vec<Value>> {
-    events.iter().map(AnyEvent::to_json).collect()
+/// An event with the work item it belongs to, as checkpointed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkItemCheckpoint {
+    /// The work item's id.
+    pub work_item: u64,
+    /// The event.
+    pub event: Value,
 }
 
 impl RunState {
     pub(crate) fn checkpoint(&self, workflow: &str) -> Result<Checkpoint> {
+        let item = |work_item: u64, ev: &AnyEvent| -> Result<WorkItemCheckpoint> {
+            Ok(WorkItemCheckpoint {
+                work_item,
+                event: ev.to_json()?,
+            })
+        };
         let mut queued = BTreeMap::new();
         for (step, q) in &self.queues {
             if !q.is_empty() {
-                let events: Vec<AnyEvent> = q.iter().cloned().collect();
-                queued.insert(step.clone(), events_json(&events)?);
+                let items = q
+                    .iter()
+                    .map(|w| item(w.id, &w.event))
+                    .collect::<Result<_>>()?;
+                queued.insert(step.clone(), items);
             }
         }
         let mut tasks: Vec<_> = self.in_progress.iter().collect();
         tasks.sort_by_key(|(id, _)| **id);
-        let mut in_progress: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-        for (_, (step, ev)) in tasks {
+        let mut in_progress: BTreeMap<String, Vec<WorkItemCheckpoint>> = BTreeMap::new();
+        for (id, (step, ev)) in tasks {
             in_progress
                 .entry(step.clone())
                 .or_default()
-                .push(ev.to_json()?);
+                .push(item(*id, ev)?);
         }
+        // A set taken by a run still in progress is saved as not taken: that
+        // run starts again on resume and takes it again.
         let mut collected = BTreeMap::new();
-        for (k, v) in &self.collected {
-            if !v.is_empty() {
-                collected.insert(k.clone(), events_json(v)?);
+        for (k, held) in &self.collected {
+            if !held.is_empty() {
+                let items = held
+                    .iter()
+                    .map(|h| item(h.work, &h.event))
+                    .collect::<Result<_>>()?;
+                collected.insert(k.clone(), items);
             }
         }
         let waiters = self
@@ -113,6 +170,7 @@ impl RunState {
                     step: w.step.clone(),
                     event: w.event.to_json()?,
                     waiting_for: w.waiting_for.clone(),
+                    work_item: w.work,
                 })
             })
             .collect::<Result<_>>()?;
@@ -122,10 +180,11 @@ impl RunState {
             .map(|(k, v)| Ok((k.clone(), v.to_json()?)))
             .collect::<Result<_>>()?;
         Ok(Checkpoint {
-            version: 1,
+            version: CHECKPOINT_VERSION,
             workflow: workflow.to_string(),
             run_id: self.run_id.clone(),
             steps_done: self.steps_done,
+            next_work_item: self.next_work,
             store: self.store.clone(),
             queued,
             in_progress,
@@ -136,30 +195,70 @@ impl RunState {
         })
     }
 
+    /// Queues `ev` for `step` as a new work item.
+    pub(crate) fn enqueue(&mut self, step: &str, ev: AnyEvent) {
+        self.next_work += 1;
+        let id = self.next_work;
+        self.requeue(step, id, ev);
+    }
+
+    /// Queues `ev` for `step` under an existing work item (a parked run woken).
+    pub(crate) fn requeue(&mut self, step: &str, id: u64, event: AnyEvent) {
+        self.queues
+            .entry(step.to_string())
+            .or_default()
+            .push_back(WorkItem { id, event });
+    }
+
+    /// Forgets what the run of work item `id` did that only counts if it
+    /// succeeds: its sends, and the fan-in sets it took.
+    pub(crate) fn reset_work(&mut self, id: u64) {
+        self.pending_sends.remove(&id);
+        for held in self.collected.values_mut() {
+            for h in held.iter_mut().filter(|h| h.taken_by == Some(id)) {
+                h.taken_by = None;
+            }
+        }
+    }
+
     /// The state a checkpoint describes; events in progress go back to the
     /// front of their step's queue.
     pub(crate) fn restore(cp: &Checkpoint, registry: &EventRegistry) -> Result<Self> {
-        let decode_all = |v: &[Value]| -> Result<Vec<AnyEvent>> {
-            v.iter().map(|e| registry.decode(e)).collect()
+        if cp.version != CHECKPOINT_VERSION {
+            return Err(crate::error::Error::Workflow(format!(
+                "checkpoint version {} cannot be read; this release reads version {CHECKPOINT_VERSION}",
+                cp.version
+            )));
+        }
+        let mut state = Self {
+            run_id: cp.run_id.clone(),
+            store: cp.store.clone(),
+            result: cp.result.clone(),
+            steps_done: cp.steps_done,
+            next_work: cp.next_work_item,
+            ..Self::default()
         };
-        let mut queues: HashMap<String, VecDeque<AnyEvent>> = HashMap::new();
-        for (step, events) in &cp.in_progress {
-            queues
-                .entry(step.clone())
-                .or_default()
-                .extend(decode_all(events)?);
+        // Events in progress go first: they were taken before those queued.
+        for (step, items) in cp.in_progress.iter().chain(&cp.queued) {
+            for item in items {
+                state.requeue(step, item.work_item, registry.decode(&item.event)?);
+                state.next_work = state.next_work.max(item.work_item);
+            }
         }
-        for (step, events) in &cp.queued {
-            queues
-                .entry(step.clone())
-                .or_default()
-                .extend(decode_all(events)?);
+        for (k, items) in &cp.collected {
+            let held = items
+                .iter()
+                .map(|i| {
+                    Ok(Held {
+                        work: i.work_item,
+                        event: registry.decode(&i.event)?,
+                        taken_by: None,
+                    })
+                })
+                .collect::<Result<_>>()?;
+            state.collected.insert(k.clone(), held);
         }
-        let mut collected = HashMap::new();
-        for (k, v) in &cp.collected {
-            collected.insert(k.clone(), decode_all(v)?);
-        }
-        let waiters = cp
+        state.waiters = cp
             .waiters
             .iter()
             .map(|w| {
@@ -168,26 +267,20 @@ impl RunState {
                     step: w.step.clone(),
                     event: registry.decode(&w.event)?,
                     waiting_for: w.waiting_for.clone(),
+                    work: w.work_item,
                 })
             })
             .collect::<Result<_>>()?;
-        let resolved = cp
+        state.next_work = state
+            .waiters
+            .iter()
+            .map(|w| w.work)
+            .fold(state.next_work, u64::max);
+        state.resolved = cp
             .resolved
             .iter()
             .map(|(k, v)| Ok((k.clone(), registry.decode(v)?)))
             .collect::<Result<_>>()?;
-        Ok(Self {
-            run_id: cp.run_id.clone(),
-            store: cp.store.clone(),
-            queues,
-            in_progress: HashMap::new(),
-            collected,
-            waiters,
-            resolved,
-            result: cp.result.clone(),
-            steps_done: cp.steps_done,
-            answers_read: HashMap::new(),
-            ended: false,
-        })
+        Ok(state)
     }
 }
