@@ -331,8 +331,9 @@ pub struct AgentHandler {
 }
 
 impl AgentHandler {
-    /// The run's events: [`AgentInput`], [`AgentStream`], [`AgentOutput`],
-    /// [`ToolCall`], [`ToolCallResult`], then the `StopEvent`. Can be taken once.
+    /// The run's events: [`AgentInput`](super::AgentInput), [`AgentStream`](super::AgentStream),
+    /// [`AgentOutput`], [`ToolCall`](super::ToolCall), [`ToolCallResult`](super::ToolCallResult),
+    /// then the `StopEvent`. Can be taken once.
     pub fn stream_events(&mut self) -> BoxStream<'static, AnyEvent> {
         self.handler.stream_events()
     }
