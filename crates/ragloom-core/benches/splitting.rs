@@ -1,6 +1,7 @@
 //! Splitting throughput on Paul Graham's essay: `SentenceSplitter` at the
 //! defaults and at 512/50 (documents to nodes), and Punkt and the
-//! tokenizer alone.
+//! tokenizer alone (counting, and tiktoken's encoding it replaced).
+//! `benches/python/splitting.py` measures LlamaIndex on the same essay.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -34,6 +35,11 @@ fn bench_splitting(c: &mut Criterion) {
     let tokenizer = Cl100kTokenizer::new();
     c.bench_function("cl100k_count_essay", |b| {
         b.iter(|| tokenizer.count(black_box(&text)))
+    });
+
+    // The counter before (tiktoken's encoding, then its length), for the ratio.
+    c.bench_function("cl100k_encode_len_essay", |b| {
+        b.iter(|| tokenizer.encode(black_box(&text)).len())
     });
 
     let punkt = PunktSentenceTokenizer::new();

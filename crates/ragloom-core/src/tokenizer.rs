@@ -74,9 +74,47 @@ fn split_halves(text: &str) -> Option<(&str, &str)> {
     Some(text.split_at(mid))
 }
 
+/// cl100k's special tokens: with `allowed_special="all"` each is one token,
+/// and the text between them is encoded on its own.
+const CL100K_SPECIAL: [&str; 5] = [
+    "<|endoftext|>",
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|endofprompt|>",
+];
+
+/// Counts as `encode(text).len()` does, but with the `bpe` crate's linear
+/// counting (no token ids are built, no backtracking regex runs), which is
+/// what the splitters spend their time on.
+fn count_cl100k(text: &str) -> usize {
+    let bpe = bpe_openai::cl100k_base();
+    let mut count = 0;
+    let mut segment = 0;
+    let mut search = 0;
+    // Most texts hold no special token: one scan for `<|` settles it.
+    while let Some(found) = text[search..].find("<|") {
+        let at = search + found;
+        match CL100K_SPECIAL.iter().find(|s| text[at..].starts_with(**s)) {
+            Some(special) => {
+                count += bpe.count(&text[segment..at]) + 1;
+                segment = at + special.len();
+                search = segment;
+            }
+            // Ordinary text: it stays in the segment the pre-tokenizer sees.
+            None => search = at + 2,
+        }
+    }
+    count + bpe.count(&text[segment..])
+}
+
 impl Tokenizer for Cl100kTokenizer {
     fn encode(&self, text: &str) -> Vec<u32> {
         Self::encode_all_special(text)
+    }
+
+    fn count(&self, text: &str) -> usize {
+        count_cl100k(text)
     }
 }
 
@@ -106,6 +144,23 @@ mod tests {
         // recorded from LlamaIndex's get_tokenizer()
         assert_eq!(t.count(&(" ".repeat(100_000) + "x")), 783);
         assert!(t.count(&" \n".repeat(100_000)) > 0);
+    }
+
+    #[test]
+    fn counting_agrees_with_encoding() {
+        let t = Cl100kTokenizer::new();
+        for text in [
+            "",
+            "hello world",
+            "a<|endoftext|>b",
+            "<|endoftext|><|endofprompt|>",
+            "x <| not special |> y",
+            "<|fim_prefix|>def f():\n    <|fim_suffix|>\n<|fim_middle|>",
+            "  \n\n\t  trailing   ",
+            "naïve café 東京 🙂 don't I'll 12345",
+        ] {
+            assert_eq!(t.count(text), t.encode(text).len(), "{text:?}");
+        }
     }
 
     #[test]
