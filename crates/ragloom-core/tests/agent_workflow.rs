@@ -155,6 +155,10 @@ async fn without_parallel_calls_only_the_first_runs() {
         .unwrap();
     let output = agent.run("products").await.unwrap();
     assert_eq!(output.tool_calls.len(), 1);
+    // The history holds no call without its answer.
+    let sent = &llm.requests()[1].messages;
+    assert_eq!(roles(sent), ["user", "assistant", "tool"]);
+    assert_eq!(sent[1].tool_calls.len(), 1);
     let requests = llm.requests();
     assert_eq!(
         requests[0].tool_choice,
@@ -734,4 +738,43 @@ async fn a_blocking_function_tool_reaches_the_run_context_too() {
         Some("Ada")
     );
     assert!(tool_context().is_none());
+}
+
+#[tokio::test]
+async fn a_function_tool_that_waits_for_a_person_parks_the_agent() {
+    /// What to approve.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct What {
+        action: String,
+    }
+    let tool: Arc<dyn Tool> = Arc::new(FunctionTool::from_fn("approve", None, |w: What| {
+        let ctx = tool_context().ok_or("no run context")?;
+        // FunctionTool turns this error into text; the agent still parks.
+        let answer: HumanResponseEvent = ctx
+            .wait_for_event(
+                Some(AnyEvent::new(InputRequiredEvent::new("Approve?"))),
+                None,
+            )
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(format!("{}: {}", w.action, answer.response))
+    }));
+    let llm = fc_llm(vec![
+        calls(&[("a", "approve", json!({"action": "deploy"}))]),
+        ChatMessage::assistant("Deployed."),
+    ]);
+    let agent = FunctionAgent::builder(llm.clone())
+        .tool(tool)
+        .build()
+        .unwrap();
+    let mut handler = agent.run("Deploy");
+    let mut events = handler.stream_events();
+    while let Some(ev) = events.next().await {
+        if ev.is::<InputRequiredEvent>() {
+            break;
+        }
+    }
+    handler.send_event(HumanResponseEvent::new("yes")).unwrap();
+    let output = handler.await.unwrap();
+    assert_eq!(output.response.content, "Deployed.");
+    assert_eq!(llm.requests()[1].messages[2].content, "deploy: yes");
 }

@@ -903,3 +903,116 @@ async fn two_runs_of_a_step_with_equal_events_wait_apart() {
     handler.send_event(HumanResponseEvent::new("yes")).unwrap();
     assert_eq!(handler.await.unwrap(), 20);
 }
+
+#[tokio::test]
+async fn a_step_caught_between_parking_and_its_checkpoint_runs_once_after_resume() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let handler = greeter(ran.clone()).start(StartEvent::new().with("greeting", "Hi"));
+    let mut cp = handler.checkpoint().unwrap();
+    for _ in 0..200 {
+        cp = handler.checkpoint().unwrap();
+        if !cp.waiters.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    handler.cancel_run();
+    // As if written after the step registered its waiter but before its run
+    // was collected: the event is both in progress and parked.
+    let w = cp.waiters[0].clone();
+    cp.in_progress.insert(
+        w.step.clone(),
+        vec![ragloom_core::workflow::WorkItemCheckpoint {
+            work_item: w.work_item,
+            event: w.event.clone(),
+        }],
+    );
+    let ran = Arc::new(AtomicUsize::new(0));
+    let resumed = greeter(ran.clone()).resume(&cp).unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "parked: not run before the answer"
+    );
+    resumed.send_event(HumanResponseEvent::new("Bo")).unwrap();
+    assert_eq!(resumed.await.unwrap(), "Hi, Bo!");
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn an_older_checkpoint_file_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("old.json"),
+        r#"{"version": 1, "workflow": "w", "run_id": "old", "queued": {"s": [{"type": "X", "value": {}}]}}"#,
+    )
+    .unwrap();
+    let err = FileCheckpointer::new(dir.path())
+        .load("old")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("checkpoint version 1 cannot be read"), "{err}");
+}
+
+#[tokio::test]
+async fn a_collect_keeps_only_what_its_set_needs_and_a_parked_step_shows_its_question() {
+    let wf = Workflow::builder("pairs")
+        .step("split", |_: StartEvent, ctx: Context| async move {
+            ctx.send_event(Job { n: 1 }, None)?;
+            ctx.send_event(Job { n: 2 }, None)?;
+            ctx.send_event(Done { n: 10 }, None)?;
+            Ok(None::<StopEvent>)
+        })
+        .step_any(
+            "pair",
+            vec![EventType::of::<Job>(), EventType::of::<Done>()],
+            StepConfig::new().num_workers(1),
+            |ev: AnyEvent, ctx: Context| async move {
+                let expected = [EventType::of::<Job>(), EventType::of::<Done>()];
+                let Some(set) = ctx.collect_events(ev, &expected) else {
+                    return Ok(None);
+                };
+                // The second job was not kept: a new pair needs a new job.
+                let job = set[0].downcast::<Job>().unwrap();
+                ctx.send_event(InputRequiredEvent::new(&format!("pair {}?", job.n)), None)?;
+                let answer: HumanResponseEvent = ctx.wait_for_event(None, None)?;
+                Ok(Some(StopEvent::new(format!(
+                    "{}:{}",
+                    job.n, answer.response
+                ))))
+            },
+        )
+        .event::<Job>()
+        .event::<Done>()
+        .timeout(None)
+        .build()
+        .unwrap();
+    let mut handler = wf.start(StartEvent::new());
+    let mut events = handler.stream_events();
+    let asked = loop {
+        let ev = events.next().await.unwrap();
+        if let Some(q) = ev.downcast::<InputRequiredEvent>() {
+            break q;
+        }
+    };
+    assert_eq!(asked.fields["prefix"], "pair 1?");
+    let cp = handler.checkpoint().unwrap();
+    let held = &cp.collected["pair"];
+    assert_eq!(
+        held.len(),
+        2,
+        "the pair held for the parked run; job 2 dropped"
+    );
+    handler.send_event(HumanResponseEvent::new("ok")).unwrap();
+    assert_eq!(handler.await.unwrap(), "1:ok");
+}
+
+#[tokio::test]
+async fn a_run_can_be_cancelled_through_its_context() {
+    let handler = sleeper(None).start(StartEvent::new());
+    handler.ctx().clone().cancel_run();
+    let err = handler.await.unwrap_err().to_string();
+    assert!(err.contains("cancelled"), "{err}");
+}

@@ -72,9 +72,11 @@ impl Checkpointer for FileCheckpointer {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io("reading", &path, e)),
         };
-        serde_json::from_slice(&bytes)
+        let value: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::corrupt(&path, format!("not a workflow checkpoint: {e}")))?;
+        parse_checkpoint(value)
             .map(Some)
-            .map_err(|e| Error::corrupt(&path, format!("not a workflow checkpoint: {e}")))
+            .map_err(|e| Error::corrupt(&path, e))
     }
 }
 
@@ -119,10 +121,22 @@ impl<B: KvBackend> Checkpointer for KvCheckpointer<B> {
             .read(|t| Ok(t.get(run_id, &self.collection)?.map(|v| v.into_owned())))?;
         value
             .map(|v| {
-                serde_json::from_value(serde_json::Value::Object(v)).map_err(|e| {
-                    Error::InvalidInput(format!("run `{run_id}`: not a workflow checkpoint: {e}"))
-                })
+                parse_checkpoint(serde_json::Value::Object(v))
+                    .map_err(|e| Error::InvalidInput(format!("run `{run_id}`: {e}")))
             })
             .transpose()
     }
+}
+
+/// A checkpoint from JSON, its version checked first so an older format is
+/// named as such rather than reported as a missing field.
+fn parse_checkpoint(value: serde_json::Value) -> std::result::Result<Checkpoint, String> {
+    let version = value.get("version").and_then(serde_json::Value::as_u64);
+    if let Some(v) = version.filter(|v| *v != u64::from(super::state::CHECKPOINT_VERSION)) {
+        return Err(format!(
+            "checkpoint version {v} cannot be read; this release reads version {}",
+            super::state::CHECKPOINT_VERSION
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| format!("not a workflow checkpoint: {e}"))
 }

@@ -21,6 +21,8 @@ pub(crate) struct Shared {
     pub(crate) stream: Mutex<Option<mpsc::UnboundedSender<AnyEvent>>>,
     /// One `Store::edit` at a time, without holding the state's lock.
     pub(crate) edit_turn: Mutex<()>,
+    /// Stops the run's task (set once the task is spawned).
+    pub(crate) abort: std::sync::OnceLock<tokio::task::AbortHandle>,
 }
 
 impl Shared {
@@ -155,7 +157,13 @@ impl Context {
         let name = ev.name();
         let again =
             work.is_some_and(|w| held.iter().any(|h| h.work == w && h.event.name() == name));
-        if !again {
+        // As LlamaIndex: an event is kept only while its type is still needed.
+        let needed = expected.iter().filter(|t| t.matches(&ev)).count();
+        let have = held
+            .iter()
+            .filter(|h| h.taken_by.is_none() && h.event.name() == name)
+            .count();
+        if !again && have < needed {
             held.push(Held {
                 work: work.unwrap_or(0),
                 event: ev,
@@ -240,7 +248,23 @@ impl Context {
                 self.write_event_to_stream(ev);
             }
         }
+        self.shared.state().parking.insert(task, id.clone());
         Err(Error::WaitingForEvent(id))
+    }
+
+    /// The waiter the current step run registered and is parked on, if any:
+    /// a tool that turned the parking into an error output still parks the step.
+    pub(crate) fn parked_waiter(&self) -> Option<String> {
+        let task = self.current.as_ref()?.task;
+        self.shared.state().parking.get(&task).cloned()
+    }
+
+    /// Stops the run, as [`WorkflowHandler::cancel_run`](super::WorkflowHandler::cancel_run)
+    /// does: for whoever holds only the context (a server whose client went away).
+    pub fn cancel_run(&self) {
+        if let Some(abort) = self.shared.abort.get() {
+            abort.abort();
+        }
     }
 
     /// The step this context was given to, if any.

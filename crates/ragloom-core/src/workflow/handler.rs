@@ -57,6 +57,7 @@ impl WorkflowHandler {
             wake: Notify::new(),
             stream: Mutex::new(Some(tx)),
             edit_turn: Mutex::new(()),
+            abort: std::sync::OnceLock::new(),
         });
         if let (Some(ev), None) = (start, &failed) {
             let mut st = shared.state();
@@ -103,6 +104,7 @@ impl WorkflowHandler {
             drop(guard);
             out
         });
+        let _ = shared.abort.set(task.abort_handle());
         Self {
             ctx: Context {
                 shared,

@@ -158,6 +158,7 @@ fn complete(shared: &Shared, id: u64, out: Result<Vec<AnyEvent>>) -> Result<Opti
         .map(|(s, _)| s)
         .unwrap_or_default();
     let answers = st.answers_read.remove(&id).unwrap_or_default();
+    st.parking.remove(&id);
     match out {
         Ok(events) => {
             for answer in answers {
@@ -168,6 +169,9 @@ fn complete(shared: &Shared, id: u64, out: Result<Vec<AnyEvent>>) -> Result<Opti
             for held in st.collected.values_mut() {
                 held.retain(|h| h.taken_by != Some(id));
             }
+            // A waiter this run left behind (a tool that swallowed the
+            // parking) would wake a step run that has already finished.
+            st.waiters.retain(|w| w.work != id);
             let sent = st.pending_sends.remove(&id).unwrap_or_default();
             let returned = events.into_iter().map(|ev| (ev, None));
             for (ev, target) in sent.into_iter().chain(returned) {
@@ -185,6 +189,9 @@ fn complete(shared: &Shared, id: u64, out: Result<Vec<AnyEvent>>) -> Result<Opti
             let sent = st.pending_sends.remove(&id).unwrap_or_default();
             st.reset_work(id);
             for (ev, target) in sent {
+                if target.is_none() && ev.is::<InputRequiredEvent>() {
+                    shared.send_to_stream(ev.clone());
+                }
                 dispatch(wf, &mut st, ev, target.as_deref())
                     .map_err(|e| Error::Workflow(format!("after step `{step}`: {e}")))?;
             }
@@ -232,7 +239,18 @@ pub(crate) async fn run_loop(shared: Arc<Shared>) -> Result<Value> {
                     if busy >= spec.config.num_workers {
                         break;
                     }
-                    let Some(item) = st.queues.get_mut(&spec.name).and_then(|q| q.pop_front())
+                    // A work item still running (a step that parks and is woken
+                    // before its first run was collected) waits in the queue:
+                    // one work item never runs twice at once.
+                    let running = &st.in_progress;
+                    let Some(at) = st
+                        .queues
+                        .get(&spec.name)
+                        .and_then(|q| q.iter().position(|w| !running.contains_key(&w.id)))
+                    else {
+                        break;
+                    };
+                    let Some(item) = st.queues.get_mut(&spec.name).and_then(|q| q.remove(at))
                     else {
                         break;
                     };

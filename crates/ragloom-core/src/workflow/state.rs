@@ -51,6 +51,9 @@ pub(crate) struct RunState {
     pub(crate) pending_sends: HashMap<u64, Vec<(AnyEvent, Option<String>)>>,
     /// The last work item id given out.
     pub(crate) next_work: u64,
+    /// Step runs that called `wait_for_event` and were told to park, by work
+    /// item, with the waiter id (the answer may come before the run returns).
+    pub(crate) parking: HashMap<u64, String>,
     pub(crate) waiters: Vec<Waiter>,
     pub(crate) resolved: HashMap<String, AnyEvent>,
     pub(crate) result: Option<Value>,
@@ -214,6 +217,7 @@ impl RunState {
     /// succeeds: its sends, and the fan-in sets it took.
     pub(crate) fn reset_work(&mut self, id: u64) {
         self.pending_sends.remove(&id);
+        self.parking.remove(&id);
         for held in self.collected.values_mut() {
             for h in held.iter_mut().filter(|h| h.taken_by == Some(id)) {
                 h.taken_by = None;
@@ -239,8 +243,16 @@ impl RunState {
             ..Self::default()
         };
         // Events in progress go first: they were taken before those queued.
+        // One that also has a waiter was about to park: its waiter runs it
+        // again when the answer comes, so it is not queued twice.
+        let parked: Vec<u64> = cp.waiters.iter().map(|w| w.work_item).collect();
         for (step, items) in cp.in_progress.iter().chain(&cp.queued) {
             for item in items {
+                if cp.in_progress.get(step).is_some_and(|v| v.contains(item))
+                    && parked.contains(&item.work_item)
+                {
+                    continue;
+                }
                 state.requeue(step, item.work_item, registry.decode(&item.event)?);
                 state.next_work = state.next_work.max(item.work_item);
             }

@@ -104,7 +104,10 @@ pub struct McpClient {
 struct Inner {
     server: McpServer,
     timeout: Duration,
-    session: tokio::sync::Mutex<Option<Session>>,
+    /// The open session and its generation (counted per connection), so a
+    /// call that failed on an old connection does not close a newer one.
+    session: tokio::sync::Mutex<Option<(u64, Session)>>,
+    generation: std::sync::atomic::AtomicU64,
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
 
@@ -121,6 +124,7 @@ impl McpClient {
                 server,
                 timeout,
                 session: tokio::sync::Mutex::new(None),
+                generation: std::sync::atomic::AtomicU64::new(0),
                 stderr: Arc::new(Mutex::new(VecDeque::new())),
             }),
         };
@@ -156,24 +160,37 @@ impl McpClient {
     /// Drops the connection (stopping a stdio server) and opens a new one.
     pub async fn reconnect(&self) -> Result<()> {
         let mut session = self.inner.session.lock().await;
-        if let Some(mut old) = session.take() {
+        if let Some((_, mut old)) = session.take() {
             let _ = old.close().await;
         }
         let fresh = tokio::time::timeout(self.inner.timeout, self.open())
             .await
             .map_err(|_| self.error(format!("did not answer within {:?}", self.inner.timeout)))??;
-        *session = Some(fresh);
+        *session = Some((self.next_generation(), fresh));
         Ok(())
     }
 
     /// Closes the connection (a stdio server is stopped).
     pub async fn close(&self) {
-        if let Some(mut old) = self.inner.session.lock().await.take() {
+        if let Some((_, mut old)) = self.inner.session.lock().await.take() {
             let _ = old.close().await;
         }
     }
 
+    fn next_generation(&self) -> u64 {
+        self.inner
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1
+    }
+
     async fn open(&self) -> Result<Session> {
+        // The tail explains this process's failures, not an earlier one's.
+        self.inner
+            .stderr
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
         match &self.inner.server {
             McpServer::Stdio { command, args, env } => {
                 let mut cmd = Command::new(command);
@@ -238,20 +255,20 @@ impl McpClient {
         F: FnOnce(rmcp::Peer<RoleClient>) -> Fut,
         Fut: std::future::Future<Output = std::result::Result<T, ServiceError>>,
     {
-        let peer = {
+        let (generation, peer) = {
             let mut session = self.inner.session.lock().await;
-            if session.as_ref().is_none_or(|s| s.is_closed()) {
+            if session.as_ref().is_none_or(|(_, s)| s.is_closed()) {
                 drop(session.take());
                 let fresh = tokio::time::timeout(self.inner.timeout, self.open())
                     .await
                     .map_err(|_| {
                         self.error(format!("did not answer within {:?}", self.inner.timeout))
                     })??;
-                *session = Some(fresh);
+                *session = Some((self.next_generation(), fresh));
             }
             session
                 .as_ref()
-                .map(|s| s.peer().clone())
+                .map(|(g, s)| (*g, s.peer().clone()))
                 .ok_or_else(|| self.error("is not connected".into()))?
         };
         match tokio::time::timeout(self.inner.timeout, f(peer)).await {
@@ -264,8 +281,13 @@ impl McpClient {
                     e,
                     ServiceError::TransportClosed | ServiceError::TransportSend(_)
                 ) {
-                    // The connection is gone: the next call opens a new one.
-                    self.inner.session.lock().await.take();
+                    // The connection is gone: the next call opens a new one
+                    // (unless another call already did).
+                    let mut session = self.inner.session.lock().await;
+                    if session.as_ref().is_some_and(|(g, _)| *g == generation) {
+                        session.take();
+                    }
+                    drop(session);
                     // Let the stderr reader catch the server's last words.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }

@@ -18,6 +18,15 @@ use std::sync::Arc;
 
 type RunFn = Arc<dyn Fn(Map<String, Value>) -> BoxFuture<'static, Result<String>> + Send + Sync>;
 
+/// Ends a run when the request serving it is dropped unfinished.
+struct CancelOnDrop(ragloom_core::workflow::Context);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel_run();
+    }
+}
+
 /// An MCP server with one tool that runs a workflow or an agent.
 #[derive(Clone)]
 pub struct WorkflowMcpServer {
@@ -56,7 +65,11 @@ pub fn workflow_as_mcp(
     let run: RunFn = Arc::new(move |args| {
         let workflow = workflow.clone();
         Box::pin(async move {
-            let result = workflow.run(StartEvent(args)).await?;
+            // A client that gives up (a cancelled request, a dropped
+            // connection) stops the run instead of leaving it working.
+            let handler = workflow.start(StartEvent(args));
+            let _stop = CancelOnDrop(handler.ctx().clone());
+            let result = handler.await?;
             Ok(match result {
                 Value::String(s) => s,
                 other => other.to_string(),
@@ -86,7 +99,9 @@ pub fn agent_as_mcp(agent: AgentWorkflow, name: &str, description: &str) -> Work
                 .get("user_msg")
                 .and_then(Value::as_str)
                 .ok_or_else(|| Error::InvalidInput("`user_msg` (a string) is required".into()))?;
-            Ok(agent.run(msg).await?.response.content)
+            let handler = agent.run(msg);
+            let _stop = CancelOnDrop(handler.ctx().clone());
+            Ok(handler.await?.response.content)
         })
     });
     WorkflowMcpServer {

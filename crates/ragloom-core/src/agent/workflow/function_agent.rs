@@ -183,8 +183,13 @@ impl WorkflowAgent for FunctionAgent {
             .spec
             .llm
             .get_tool_calls_from_response(&response, false)?;
+        let mut response = response;
         if !self.allow_parallel_tool_calls {
+            // The message keeps only the call that runs, as LlamaIndex's
+            // `force_single_tool_call`: a call left unanswered in the history
+            // is refused by OpenAI-style APIs.
             tool_calls.truncate(1);
+            response.message.tool_calls.truncate(1);
         }
         scratchpad.push(response.message.clone());
         ctx.store().set(&self.scratchpad_key, &scratchpad)?;

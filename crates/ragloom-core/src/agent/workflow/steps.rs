@@ -465,6 +465,11 @@ impl Engine {
             ),
             Some(tool) => {
                 let call = with_tool_context(ctx.clone(), tool.call(kwargs.clone())).await;
+                // A tool that waits for a person parks the step, even when it
+                // turned the parking into an error output (as FunctionTool does).
+                if let Some(waiter) = ctx.parked_waiter() {
+                    return Err(Error::WaitingForEvent(waiter));
+                }
                 let output = match call {
                     Ok(output) => output,
                     // A tool waiting for a person parks the step, as in LlamaIndex.
