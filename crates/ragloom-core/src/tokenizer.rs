@@ -97,7 +97,7 @@ fn count_cl100k(text: &str) -> usize {
         let at = search + found;
         match CL100K_SPECIAL.iter().find(|s| text[at..].starts_with(**s)) {
             Some(special) => {
-                count += bpe.count(&text[segment..at]) + 1;
+                count += count_ordinary(bpe, &text[segment..at]) + 1;
                 segment = at + special.len();
                 search = segment;
             }
@@ -105,7 +105,45 @@ fn count_cl100k(text: &str) -> usize {
             None => search = at + 2,
         }
     }
-    count + bpe.count(&text[segment..])
+    count + count_ordinary(bpe, &text[segment..])
+}
+
+/// Pieces shorter than this are counted through the cache: words and
+/// punctuation, which repeat; longer ones are rare and cheap to miss.
+const CACHED_PIECE_LEN: usize = 48;
+/// Entries a thread's cache holds before it starts again.
+const CACHED_PIECES: usize = 1 << 16;
+
+thread_local! {
+    /// Token counts of pre-tokenizer pieces already seen on this thread:
+    /// counting a word again costs a hash lookup instead of setting up a
+    /// BPE encoder (most of a count's time on prose).
+    static PIECE_COUNTS: std::cell::RefCell<std::collections::HashMap<Box<str>, u32>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Tokens of text holding no special token: the pre-tokenizer's pieces,
+/// each counted once per thread.
+fn count_ordinary(bpe: &bpe_openai::Tokenizer, text: &str) -> usize {
+    PIECE_COUNTS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        bpe.split(text)
+            .map(|piece| {
+                if piece.len() >= CACHED_PIECE_LEN {
+                    return bpe.bpe.count(piece.as_bytes());
+                }
+                if let Some(&n) = cache.get(piece) {
+                    return n as usize;
+                }
+                let n = bpe.bpe.count(piece.as_bytes());
+                if cache.len() >= CACHED_PIECES {
+                    cache.clear();
+                }
+                cache.insert(piece.into(), n as u32);
+                n
+            })
+            .sum()
+    })
 }
 
 impl Tokenizer for Cl100kTokenizer {
