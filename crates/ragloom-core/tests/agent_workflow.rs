@@ -778,3 +778,44 @@ async fn a_function_tool_that_waits_for_a_person_parks_the_agent() {
     assert_eq!(output.response.content, "Deployed.");
     assert_eq!(llm.requests()[1].messages[2].content, "deploy: yes");
 }
+
+#[tokio::test]
+async fn can_handoff_to_limits_the_handoff_tool_and_its_answers() {
+    let llm = fc_llm(vec![
+        calls(&[(
+            "h1",
+            "handoff",
+            json!({"to_agent": "critic", "reason": "a review"}),
+        )]),
+        ChatMessage::assistant("I'll answer myself."),
+    ]);
+    let agent = |name: &str, targets: &[&str]| {
+        FunctionAgent::builder(llm.clone())
+            .name(name)
+            .description(format!("The {name}."))
+            .can_handoff_to(targets.iter().copied())
+            .build()
+            .unwrap()
+    };
+    let wf = AgentWorkflow::builder()
+        .agent(agent("triage", &["writer"]))
+        .agent(agent("writer", &[]))
+        .agent(agent("critic", &[]))
+        .root_agent("triage")
+        .build()
+        .unwrap();
+    let output = wf.run("Review this").await.unwrap();
+    assert_eq!(output.current_agent_name, "triage");
+    let first = &llm.requests()[0];
+    // Only the allowed agent is offered.
+    assert!(
+        first.tools[0]
+            .description
+            .ends_with("{'writer': 'The writer.'}\n")
+    );
+    // LlamaIndex's answer, with its names the other way round.
+    assert_eq!(
+        llm.requests()[1].messages[2].content,
+        "Agent critic cannot hand off to triage. Please select a valid agent to hand off to."
+    );
+}

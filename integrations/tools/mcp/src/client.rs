@@ -163,11 +163,16 @@ impl McpClient {
         if let Some((_, mut old)) = session.take() {
             let _ = old.close().await;
         }
+        *session = Some(self.open_in_time().await?);
+        Ok(())
+    }
+
+    /// A new session within the time limit, with its generation.
+    async fn open_in_time(&self) -> Result<(u64, Session)> {
         let fresh = tokio::time::timeout(self.inner.timeout, self.open())
             .await
             .map_err(|_| self.error(format!("did not answer within {:?}", self.inner.timeout)))??;
-        *session = Some((self.next_generation(), fresh));
-        Ok(())
+        Ok((self.next_generation(), fresh))
     }
 
     /// Closes the connection (a stdio server is stopped).
@@ -259,12 +264,7 @@ impl McpClient {
             let mut session = self.inner.session.lock().await;
             if session.as_ref().is_none_or(|(_, s)| s.is_closed()) {
                 drop(session.take());
-                let fresh = tokio::time::timeout(self.inner.timeout, self.open())
-                    .await
-                    .map_err(|_| {
-                        self.error(format!("did not answer within {:?}", self.inner.timeout))
-                    })??;
-                *session = Some((self.next_generation(), fresh));
+                *session = Some(self.open_in_time().await?);
             }
             session
                 .as_ref()
