@@ -776,10 +776,20 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
     let new_home = work.path().join("new");
 
     // The old state: 150 files; the new one: 50 deleted, 20 edited, 50 added.
-    book_corpus(&data, 0..150, 0..0);
+    // Each version is written once and moved into place: a file's change
+    // time is its `creation_date`, in its hash, so one rewritten after
+    // midnight would hash differently from the states compared against.
+    let (old_docs, new_docs) = (work.path().join("old-docs"), work.path().join("new-docs"));
+    book_corpus(&old_docs, 0..150, 0..0);
+    book_corpus(&new_docs, 50..200, 100..120);
+    let swap = |out: &Path, into: &Path| {
+        std::fs::rename(&data, out).unwrap();
+        std::fs::rename(into, &data).unwrap();
+    };
+    std::fs::rename(&old_docs, &data).unwrap();
     ingest(&old_home, &data);
     let old = state(&old_home);
-    book_corpus(&data, 50..200, 100..120);
+    swap(&old_docs, &new_docs);
     let started = Instant::now();
     let full = ingest(&new_home, &data);
     let full_time = started.elapsed();
@@ -800,10 +810,10 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
             // Qdrant's collections are not copied: each round's home
             // ingests the old folder itself (the state compared has no ids).
             let home = work.path().join(format!("killed-{round}"));
-            book_corpus(&data, 0..150, 0..0);
+            swap(&new_docs, &old_docs);
             ingest(&home, &data);
             assert_eq!(state(&home), old, "round {round}: the old state");
-            book_corpus(&data, 50..200, 100..120);
+            swap(&old_docs, &new_docs);
             home
         } else {
             copy_dir(&old_home, &home);
