@@ -304,7 +304,14 @@ fn serve_bench() -> Result {
         .arg("--work")
         .arg(bench_work())
         .arg("--python")
-        .arg(python);
+        .arg(python)
+        .arg("--floors-bin")
+        .arg(
+            target
+                .join("release")
+                .join("examples")
+                .join("ingest_floors"),
+        );
     run("serve_load", b)
 }
 
@@ -349,11 +356,15 @@ fn store_bench(large: bool) -> Result {
         "--release",
         "-p",
         "ragloom-cli",
+        "--bin",
+        "ragloom",
+        "--example",
+        "ingest_floors",
         "-p",
         "ragloom-qdrant-test-server",
     ]);
     run(
-        "cargo build --release -p ragloom-cli -p ragloom-qdrant-test-server",
+        "cargo build --release -p ragloom-cli --bin ragloom --example ingest_floors -p ragloom-qdrant-test-server",
         build,
     )?;
     let target = target_dir();

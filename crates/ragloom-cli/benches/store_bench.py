@@ -251,6 +251,7 @@ def bench_ragloom(ragloom: str, corpus_dir: Path, persist: Path,
     }
     summary = (last_json(first.stdout) or {}).get("ingest", {})
     figures["nodes"] = summary.get("nodes_total", "?")
+    figures["stages"] = summary.get("stages", {})
     # No embedding model is configured, so there are no vectors on disk; if a
     # config file set one anyway, say that the split is unknown.
     figures["vector_bytes"] = 0 if summary.get("nodes_embedded", 0) == 0 else "?"
@@ -434,6 +435,39 @@ def floor_table(fl: dict, text_bytes: int) -> list[str]:
     ]
 
 
+def stage_floors(floors_bin: str, corpus_dir: Path, rows: int) -> dict:
+    """The ingest_floors example: counting the text's tokens on every core,
+    and writing its bytes as `rows` rows of one SQLite transaction."""
+    run = measure([floors_bin, str(corpus_dir), str(rows)])
+    return last_json(run.stdout) or {}
+
+
+def stage_table(rl: dict, fl: dict) -> list[str]:
+    """ragloom's ingest stage by stage (its own timings, `--json`'s
+    `stages`) beside the floor of the same work on the same text."""
+    st = rl.get("stages") or {}
+    if not st:
+        return []
+    ms = lambda k: st.get(k, 0) / 1000
+    rows = [
+        ("list and read the files", ms("list") + ms("read"), "`cat` of the files", fl.get("cat_wall_s")),
+        ("split (cl100k counts, sentences, node hashes)", ms("split"),
+         "counting the text's cl100k tokens on every core", fl.get("count_s")),
+        ("write nodes, hashes and keyword counts; merge postings; commit",
+         ms("write") + ms("keyword_index") + ms("commit"),
+         f"the text as {fl.get('rows', '?')} rows of one SQLite transaction", fl.get("insert_s")),
+        ("(hashing, inside split and write)", None,
+         "`sha256sum` of the concatenated text", fl.get("sha256_wall_s")),
+    ]
+    lines = ["| ingest stage | ragloom (s) | floor | floor (s) | ragloom / floor |",
+             "|---|---:|---|---:|---:|"]
+    for label, t, floor_label, f in rows:
+        lines.append(f"| {label} | {num(t, '.2f') if t is not None else '—'} | {floor_label} | "
+                     f"{num(f, '.2f') if f is not None else '—'} | "
+                     f"{ratio(t, f) if t is not None and f else '—'} |")
+    return lines
+
+
 def hybrid_table(h: dict) -> list[str]:
     return [
         "| ragloom, hybrid retrieval | |",
@@ -540,6 +574,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--qdrant-server", metavar="BIN",
                     help="also run ragloom with the index in Qdrant, behind this "
                          "ragloom-qdrant-test-server binary")
+    ap.add_argument("--floors-bin", metavar="BIN",
+                    help="the ingest_floors example (token counting and bulk-insert floors)")
     ap.add_argument("--make-corpus", type=Path, default=MAKE_CORPUS,
                     help="make_corpus.py (default: %(default)s)")
     return ap.parse_args()
@@ -556,6 +592,8 @@ def run(a: argparse.Namespace) -> dict:
     settle()
     load_start = load_average()
     rl = bench_ragloom(ragloom, corpus_dir, work / "ragloom-store")
+    if a.floors_bin and isinstance(rl.get("nodes"), int):
+        fl.update(stage_floors(a.floors_bin, corpus_dir, rl["nodes"]))
     py = bench_python(a.python, corpus_dir, work / "python-store") if a.python else None
     result = {"corpus": str(corpus_dir), "text_bytes": text_bytes, "floors": fl,
               "ragloom": rl, "python": py}
@@ -593,6 +631,9 @@ def report(r: dict) -> None:
     lines = [f"## ragloom store vs Python LlamaIndex — {r['text_bytes'] / 1e6:.1f} MB corpus", ""]
     lines += comparison_table(r["ragloom"], r["python"], r["text_bytes"])
     lines += [""] + floor_table(r["floors"], r["text_bytes"])
+    stages = stage_table(r["ragloom"], r["floors"])
+    if stages:
+        lines += ["", "ragloom's ingest stage by stage, beside each stage's floor:", ""] + stages
     if "hybrid" in r:
         h = r["hybrid"]
         lines += ["", f"## ragloom hybrid retrieval — same corpus, {h['nodes']} nodes, "

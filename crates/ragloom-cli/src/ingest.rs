@@ -23,6 +23,7 @@ use ragloom::{Embedding, Node, ProviderSpec, SentenceSplitter};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// The splitter's defaults (LlamaIndex's `SentenceSplitter`).
@@ -146,9 +147,20 @@ enum Writer {
 
 impl Writer {
     /// Refreshes `docs`; returns, per document, whether it was written.
-    async fn refresh(&self, docs: &[Node]) -> ragloom::Result<Vec<bool>> {
+    /// Adds the time spent splitting and writing to `split` and `write`.
+    async fn refresh(
+        &self,
+        docs: &[Node],
+        split: &mut Duration,
+        write: &mut Duration,
+    ) -> ragloom::Result<Vec<bool>> {
         match self {
-            Writer::Vectors(index) => index.refresh_ref_docs(docs).await,
+            Writer::Vectors(index) => {
+                let started = Instant::now();
+                let written = index.refresh_ref_docs(docs).await;
+                *split += started.elapsed();
+                written
+            }
             Writer::Text {
                 context,
                 transformations,
@@ -162,13 +174,17 @@ impl Writer {
                     hashes,
                 } = RefreshPlan::new(docstore.as_ref(), docs).await?;
                 self.delete(&changed).await?;
+                let started = Instant::now();
                 let nodes =
                     run_transformations_parallel(to_write, transformations, workers()).await?;
+                let split_done = Instant::now();
+                *split += split_done - started;
                 docstore.add_documents(&nodes, true, true).await?;
                 if *text_rows {
                     context.vector_store()?.add(&nodes).await?;
                 }
                 record_hashes(docstore.as_ref(), &hashes).await?;
+                *write += split_done.elapsed();
                 Ok(written)
             }
         }
@@ -385,6 +401,9 @@ pub async fn ingest(
         bar.set_message("Ingesting");
         bar
     });
+    let list_time = started.elapsed();
+    let (mut read_time, mut split_time, mut write_time) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut records: Vec<(String, FileRecord)> = Vec::new();
     let mut rest = to_read.as_slice();
     while !rest.is_empty() {
@@ -399,9 +418,11 @@ pub async fn ingest(
             .clamp(1, BATCH_FILES);
         let (batch, tail) = rest.split_at(take.min(rest.len()));
         rest = tail;
+        let read_started = Instant::now();
         let report = reader(batch.iter().map(|f| PathBuf::from(&f.path)).collect())
             .load_data_with_report()
             .await?;
+        read_time += read_started.elapsed();
         let failed: BTreeSet<String> = report
             .errors
             .iter()
@@ -451,7 +472,9 @@ pub async fn ingest(
         }
         summary.deleted += stale.len();
         writer.delete(&stale).await?;
-        let written = writer.refresh(&report.documents).await?;
+        let written = writer
+            .refresh(&report.documents, &mut split_time, &mut write_time)
+            .await?;
         let written_ids: Vec<String> = report
             .documents
             .iter()
@@ -498,7 +521,17 @@ pub async fn ingest(
         ));
     }
     tx.write_files(&records, &gone)?;
+    let merge_started = Instant::now();
     tx.finish_keyword_index()?;
+    let ms = |d: Duration| d.as_millis() as u64;
+    summary.stages = crate::store::IngestStages {
+        list: ms(list_time),
+        read: ms(read_time),
+        split: ms(split_time),
+        write: ms(write_time),
+        keyword_index: ms(merge_started.elapsed()),
+        commit: 0,
+    };
     summary.millis = started.elapsed().as_millis() as u64;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let manifest = Manifest {
@@ -510,7 +543,9 @@ pub async fn ingest(
         listed_at_ns,
         last_ingest: summary.clone(),
     };
+    let commit_started = Instant::now();
     index.commit(tx, &manifest).await?;
+    summary.stages.commit = ms(commit_started.elapsed());
     Ok(summary)
 }
 

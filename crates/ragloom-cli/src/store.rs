@@ -104,6 +104,29 @@ pub struct IngestSummary {
     pub nodes_embedded: usize,
     /// Wall time, in milliseconds.
     pub millis: u64,
+    /// Where that time went.
+    #[serde(default)]
+    pub stages: IngestStages,
+}
+
+/// Wall milliseconds of each stage of an ingest, summed over its batches
+/// (the stages of a batch run one after another, each on every core).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct IngestStages {
+    /// Opening the index, listing the source and stat'ing its files.
+    pub list: u64,
+    /// Reading files into documents.
+    pub read: u64,
+    /// Splitting documents into nodes (with an embedding model: splitting,
+    /// embedding and writing, which the vector index does together).
+    pub split: u64,
+    /// Writing nodes, their hashes and their keyword counts.
+    pub write: u64,
+    /// Merging the keyword index's postings.
+    pub keyword_index: u64,
+    /// Writing the manifest and committing (not in `millis`, which the
+    /// manifest records).
+    pub commit: u64,
 }
 
 /// The persist root: `--persist-dir`, else `<data dir>/ragloom`.

@@ -5,6 +5,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 use tiktoken_rs::CoreBPE;
 
+mod pretokenize;
+
 /// Turns text into token ids. Splitters measure chunks with it and the prompt
 /// helper budgets context windows with it, so it must be cheap to share.
 pub trait Tokenizer: Send + Sync + std::fmt::Debug {
@@ -85,8 +87,9 @@ const CL100K_SPECIAL: [&str; 5] = [
 ];
 
 /// Counts as `encode(text).len()` does, but with the `bpe` crate's linear
-/// counting (no token ids are built, no backtracking regex runs), which is
-/// what the splitters spend their time on.
+/// counting of each piece (no token ids are built) and a pre-tokenizer that
+/// scans character classes instead of running a regex: counting is what the
+/// splitters spend their time on.
 fn count_cl100k(text: &str) -> usize {
     let bpe = bpe_openai::cl100k_base();
     let mut count = 0;
@@ -118,17 +121,21 @@ thread_local! {
     /// Token counts of pre-tokenizer pieces already seen on this thread:
     /// counting a word again costs a hash lookup instead of setting up a
     /// BPE encoder (most of a count's time on prose).
-    static PIECE_COUNTS: std::cell::RefCell<std::collections::HashMap<Box<str>, u32>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static PIECE_COUNTS: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, u32>> =
+        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
 }
 
-/// Tokens of text holding no special token: the pre-tokenizer's pieces,
-/// each counted once per thread.
+/// Tokens of text holding no special token: the pre-tokenizer's pieces
+/// ([`pretokenize`]), each counted once per thread.
 fn count_ordinary(bpe: &bpe_openai::Tokenizer, text: &str) -> usize {
     PIECE_COUNTS.with(|cache| {
         let mut cache = cache.borrow_mut();
-        bpe.split(text)
+        pretokenize::pieces(text)
             .map(|piece| {
+                // Every byte is a token of its own.
+                if piece.len() == 1 {
+                    return 1;
+                }
                 if piece.len() >= CACHED_PIECE_LEN {
                     return bpe.bpe.count(piece.as_bytes());
                 }

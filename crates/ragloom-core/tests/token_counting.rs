@@ -82,6 +82,19 @@ fn counts_equal_encoding_lengths_on_awkward_text() {
         "\u{2028}",
         "x y",
         "I'M",
+        "'ſ",
+        "'Re",
+        "'vE",
+        "'LL",
+        "'",
+        "²",
+        "Ⅻ",
+        "١٢",
+        "\u{300}",
+        "\u{b}",
+        "\u{85}",
+        "ǅ",
+        "\r",
     ];
     let mut seed: u64 = 7;
     for _ in 0..3_000 {

@@ -3,6 +3,7 @@
 
 use regex::Regex;
 use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::FxHashMap;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
@@ -124,19 +125,71 @@ impl Bm25Tokenizer {
     /// The words of `text` before stemming: lowercased (if set), split by
     /// the pattern, stopwords dropped.
     pub fn words(&self, text: &str) -> Vec<String> {
-        let lowered;
-        let text = if self.lowercase {
-            lowered = text.to_lowercase();
-            lowered.as_str()
+        let mut out = Vec::new();
+        self.for_each_word_of_lowered(&self.lowered(text), |w| out.push(w.to_string()));
+        out
+    }
+
+    fn lowered<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self.lowercase {
+            std::borrow::Cow::Owned(text.to_lowercase())
         } else {
-            text
+            std::borrow::Cow::Borrowed(text)
+        }
+    }
+
+    /// The words of text already lowercased (if set), borrowed from it.
+    fn for_each_word_of_lowered<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) {
+        let mut keep = |t: &'t str| {
+            if !self.stopwords.contains(t) {
+                f(t);
+            }
         };
-        self.pattern
-            .find_iter(text)
-            .map(|m| m.as_str())
-            .filter(|t| !self.stopwords.contains(*t))
-            .map(str::to_string)
-            .collect()
+        if Arc::ptr_eq(&self.pattern, &DEFAULT_PATTERN) {
+            word_runs(text).for_each(&mut keep);
+        } else {
+            self.pattern.find_iter(text).for_each(|m| keep(m.as_str()));
+        }
+    }
+
+    /// The terms of `text` with how often each occurs, and how many words
+    /// it has (stopwords dropped): what a keyword index keeps per node, as
+    /// [`tokenize`](Self::tokenize) would count it. Each thread remembers
+    /// the stems it made, so a word is stemmed once, not once per node.
+    pub fn term_counts(&self, text: &str) -> (Vec<(String, u32)>, u32) {
+        let lowered = self.lowered(text);
+        let mut words: FxHashMap<&str, u32> = FxHashMap::default();
+        let mut length = 0u32;
+        self.for_each_word_of_lowered(&lowered, |w| {
+            length = length.saturating_add(1);
+            *words.entry(w).or_default() += 1;
+        });
+        let Some(stemmer) = &self.stemmer else {
+            let terms = words.into_iter().map(|(w, c)| (w.to_string(), c)).collect();
+            return (terms, length);
+        };
+        let mut terms: FxHashMap<String, u32> = FxHashMap::default();
+        STEMS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            let (owner, stems) = &mut *cache;
+            let id = Arc::as_ptr(stemmer) as usize;
+            if *owner != id || stems.len() >= CACHED_STEMS {
+                *owner = id;
+                stems.clear();
+            }
+            for (w, c) in words {
+                let stem = match stems.get(w) {
+                    Some(s) => s.clone(),
+                    None => {
+                        let s: Box<str> = stemmer.stem(w).into();
+                        stems.insert(w.into(), s.clone());
+                        s
+                    }
+                };
+                *terms.entry(stem.into()).or_default() += c;
+            }
+        });
+        (terms.into_iter().collect(), length)
     }
 
     /// `word` stemmed, or unchanged when stemming is off. (Indexing stems each
@@ -149,9 +202,81 @@ impl Bm25Tokenizer {
     }
 }
 
+/// Stems a thread has made (for one stemmer, named by its address), up to
+/// [`CACHED_STEMS`] of them before it starts again.
+const CACHED_STEMS: usize = 1 << 18;
+
+/// A thread's stems: the stemmer they are for, and each word's stem.
+type StemCache = (usize, FxHashMap<Box<str>, Box<str>>);
+
+thread_local! {
+    static STEMS: std::cell::RefCell<StemCache> =
+        std::cell::RefCell::new((0, FxHashMap::default()));
+}
+
+/// The matches of `\b\w\w+\b`: the runs of word characters two or more
+/// long (inside a run no position is a word boundary, so each match is a
+/// whole run). A scan instead of the regex, which needs a forward and a
+/// reverse search per word; `\w` is regex-syntax's, the regex's own table.
+fn word_runs(text: &str) -> impl Iterator<Item = &str> {
+    let is_word = |c: char| {
+        if c.is_ascii() {
+            c.is_ascii_alphanumeric() || c == '_'
+        } else {
+            regex_syntax::is_word_character(c)
+        }
+    };
+    let mut chars = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        loop {
+            let (start, c) = chars.next()?;
+            if !is_word(c) {
+                continue;
+            }
+            let mut end = start + c.len_utf8();
+            let mut len = 1;
+            while let Some(&(i, c)) = chars.peek() {
+                if !is_word(c) {
+                    break;
+                }
+                end = i + c.len_utf8();
+                len += 1;
+                chars.next();
+            }
+            if len >= 2 {
+                return Some(&text[start..end]);
+            }
+        }
+    })
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+
+    /// The scan finds what the default pattern's regex finds.
+    #[test]
+    fn word_runs_are_the_default_patterns_matches() {
+        let parts = [
+            "a", "bc", "_", "9", " ", "-", "é", "東京", "\u{300}", "ǅ", "²", "'", "🙂", "x_y", "\n",
+        ];
+        let re = Regex::new(DEFAULT_TOKEN_PATTERN).unwrap();
+        let mut seed: u64 = 5;
+        for _ in 0..5_000 {
+            let mut text = String::new();
+            for _ in 0..(seed % 13) {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.push_str(parts[(seed >> 33) as usize % parts.len()]);
+            }
+            seed = seed.wrapping_add(1);
+            let want: Vec<&str> = re.find_iter(&text).map(|m| m.as_str()).collect();
+            assert_eq!(word_runs(&text).collect::<Vec<_>>(), want, "{text:?}");
+        }
+    }
 
     #[test]
     fn lowercases_splits_drops_stopwords_and_stems() {
@@ -164,6 +289,29 @@ mod tests {
             .stemming(false)
             .stopwords(Vec::<String>::new());
         assert_eq!(plain.tokenize("The runs, a b"), ["the", "runs"]);
+    }
+
+    /// Term counts are the counted terms of `tokenize`, for each setting.
+    #[test]
+    fn term_counts_count_what_tokenize_returns() {
+        let text = "The Runners were RUNNING; runners run, the café's runs x";
+        for t in [
+            Bm25Tokenizer::new(),
+            Bm25Tokenizer::new().stemming(false),
+            Bm25Tokenizer::new().lowercase(false),
+            Bm25Tokenizer::new().token_pattern(r"\w+").unwrap(),
+        ] {
+            let terms = t.tokenize(text);
+            let mut want: HashMap<String, u32> = HashMap::new();
+            for term in &terms {
+                *want.entry(term.clone()).or_default() += 1;
+            }
+            let (counts, length) = t.term_counts(text);
+            assert_eq!(length as usize, terms.len(), "{t:?}");
+            assert_eq!(counts.len(), want.len(), "{t:?}");
+            let got: HashMap<String, u32> = counts.into_iter().collect();
+            assert_eq!(got, want, "{t:?}");
+        }
     }
 
     #[test]

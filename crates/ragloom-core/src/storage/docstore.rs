@@ -432,7 +432,16 @@ impl<B: KvBackend> KvDocumentStore<B> {
         let mut metadata_pairs: Vec<(String, KvValue)> = Vec::new();
         // One prepared info per node, grouped by source document.
         let mut ref_doc_pairs: IndexMap<String, Vec<RefDocInfo>> = IndexMap::new();
-        for node in nodes {
+        // Each node's JSON and hash are built in parallel before the
+        // lookups below, which need the table: they are most of a write.
+        let prepared: Vec<(Option<KvValue>, String)> = {
+            use rayon::prelude::*;
+            nodes
+                .par_iter()
+                .map(|n| (store_text.then(|| doc_to_json(n)), n.hash()))
+                .collect()
+        };
+        for (node, (json, hash)) in nodes.iter().zip(prepared) {
             let node_id = node.node_id();
             if !allow_update && c.contains(node_id, &self.node_collection)? {
                 return Err(Error::InvalidInput(format!(
@@ -447,10 +456,10 @@ impl<B: KvBackend> KvDocumentStore<B> {
                 ),
                 None => None,
             };
-            if store_text {
-                node_pairs.push((node_id.to_string(), doc_to_json(node)));
+            if let Some(json) = json {
+                node_pairs.push((node_id.to_string(), json));
             }
-            let mut metadata = hash_entry(&node.hash());
+            let mut metadata = hash_entry(&hash);
             let ref_doc_id = node.ref_doc_id().filter(|id| !id.is_empty());
             if let (Some(mut info), Some(ref_doc_id)) = (ref_doc_info, ref_doc_id) {
                 if !info.node_ids.iter().any(|id| id == node_id) {
@@ -467,12 +476,8 @@ impl<B: KvBackend> KvDocumentStore<B> {
             }
             metadata_pairs.push((node_id.to_string(), metadata));
         }
-        for (key, val) in node_pairs {
-            c.put(&key, val, &self.node_collection)?;
-        }
-        for (key, val) in metadata_pairs {
-            c.put(&key, val, &self.metadata_collection)?;
-        }
+        c.put_all(node_pairs, &self.node_collection)?;
+        c.put_all(metadata_pairs, &self.metadata_collection)?;
         for (key, infos) in ref_doc_pairs {
             c.put(
                 &key,

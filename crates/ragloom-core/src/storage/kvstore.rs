@@ -72,6 +72,14 @@ pub trait KvTable {
     }
     /// Stores `val` under `key`; a key already there keeps its place in order.
     fn put(&mut self, key: &str, val: KvValue, collection: &str) -> Result<()>;
+    /// Stores each pair in turn, as [`put`](Self::put) does; a database
+    /// table may encode the values in parallel first.
+    fn put_all(&mut self, pairs: Vec<(String, KvValue)>, collection: &str) -> Result<()> {
+        for (key, val) in pairs {
+            self.put(&key, val, collection)?;
+        }
+        Ok(())
+    }
     /// Removes `key`; whether it was there.
     fn delete(&mut self, key: &str, collection: &str) -> Result<bool>;
     /// Every key and value of `collection`, in insertion order.

@@ -14,6 +14,7 @@ use ragloom_core::retrievers::Bm25Tokenizer;
 use ragloom_core::schema::{MetadataMode, Node};
 use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
@@ -31,34 +32,16 @@ pub(crate) struct Counted {
 }
 
 /// Counts the terms of `nodes` (their text with embed-mode metadata, as the
-/// retriever reads it), in parallel, stemming each distinct word once per call.
+/// retriever reads it), each node on whichever core is free.
 pub(crate) fn count_terms(tokenizer: &Bm25Tokenizer, nodes: &[Node]) -> Vec<Counted> {
-    let words: Vec<Vec<String>> = nodes
-        .par_iter()
-        .map(|n| tokenizer.words(&n.get_content(MetadataMode::Embed)))
-        .collect();
-    let distinct: HashSet<&str> = words.iter().flatten().map(String::as_str).collect();
-    let distinct: Vec<&str> = distinct.into_iter().collect();
-    let stems: HashMap<&str, String> = distinct
-        .par_iter()
-        .map(|w| (*w, tokenizer.stem(w)))
-        .collect();
     nodes
-        .iter()
-        .zip(&words)
-        .map(|(node, words)| {
-            let mut counts: HashMap<&str, u32> = HashMap::new();
-            for w in words {
-                let stem = stems.get(w.as_str()).map_or(w.as_str(), String::as_str);
-                *counts.entry(stem).or_default() += 1;
-            }
+        .par_iter()
+        .map(|node| {
+            let (terms, length) = tokenizer.term_counts(&node.get_content(MetadataMode::Embed));
             Counted {
                 node_id: node.id_.clone(),
-                length: u32::try_from(words.len()).unwrap_or(u32::MAX),
-                terms: counts
-                    .into_iter()
-                    .map(|(t, c)| (t.to_string(), c))
-                    .collect(),
+                length,
+                terms,
             }
         })
         .collect()
@@ -242,7 +225,7 @@ pub(crate) fn add(path: &Path, conn: &Connection, counted: &[Counted]) -> Result
     remove(path, conn, &ids)?;
     let err = |e| sql_err(path, "updating the keyword index", e);
     let mut s = stats(conn).map_err(err)?;
-    let mut by_term: HashMap<&str, Vec<Posting>> = HashMap::new();
+    let mut by_term: FxHashMap<&str, Vec<Posting>> = FxHashMap::default();
     {
         let mut insert = conn
             .prepare_cached("INSERT INTO bm25_docs (node_id, length) VALUES (?1, ?2)")

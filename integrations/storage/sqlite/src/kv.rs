@@ -67,6 +67,20 @@ pub(crate) fn decode_value(v: ValueRef<'_>) -> Result<String, String> {
     }
 }
 
+impl Table<'_> {
+    fn insert(&self, key: &str, value: SqlValue, collection: &str) -> Result<()> {
+        // An update keeps the row (and so the key's place in order), as a Python dict does.
+        self.conn
+            .prepare_cached(
+                "INSERT INTO kv (collection, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value",
+            )
+            .and_then(|mut s| s.execute(params![collection, key, value]))
+            .map_err(|e| self.db.err("writing", e))?;
+        Ok(())
+    }
+}
+
 /// The `kv` table on a connection already inside the right transaction.
 pub(crate) struct Table<'c> {
     pub(crate) conn: &'c Connection,
@@ -114,14 +128,20 @@ impl KvTable for Table<'_> {
 
     fn put(&mut self, key: &str, val: KvValue, collection: &str) -> Result<()> {
         let text = encode_value(serde_json::to_string(&val)?);
-        // An update keeps the row (and so the key's place in order), as a Python dict does.
-        self.conn
-            .prepare_cached(
-                "INSERT INTO kv (collection, key, value) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (collection, key) DO UPDATE SET value = excluded.value",
-            )
-            .and_then(|mut s| s.execute(params![collection, key, text]))
-            .map_err(|e| self.db.err("writing", e))?;
+        self.insert(key, text, collection)
+    }
+
+    fn put_all(&mut self, pairs: Vec<(String, KvValue)>, collection: &str) -> Result<()> {
+        use rayon::prelude::*;
+        // Writing JSON and deflating it is most of the cost; only the
+        // inserts need the connection.
+        let encoded: Vec<(String, SqlValue)> = pairs
+            .into_par_iter()
+            .map(|(key, val)| Ok((key, encode_value(serde_json::to_string(&val)?))))
+            .collect::<Result<_>>()?;
+        for (key, text) in encoded {
+            self.insert(&key, text, collection)?;
+        }
         Ok(())
     }
 
