@@ -304,14 +304,7 @@ fn serve_bench() -> Result {
         .arg("--work")
         .arg(bench_work())
         .arg("--python")
-        .arg(python)
-        .arg("--floors-bin")
-        .arg(
-            target
-                .join("release")
-                .join("examples")
-                .join("ingest_floors"),
-        );
+        .arg(python);
     run("serve_load", b)
 }
 
@@ -388,7 +381,14 @@ fn store_bench(large: bool) -> Result {
     }
     // The Qdrant rows: Qdrant's engine behind the test server's gRPC API.
     b.arg("--qdrant-server")
-        .arg(target.join("release").join("ragloom-qdrant-test-server"));
+        .arg(target.join("release").join("ragloom-qdrant-test-server"))
+        .arg("--floors-bin")
+        .arg(
+            target
+                .join("release")
+                .join("examples")
+                .join("ingest_floors"),
+        );
     run("store_bench.py", b)
 }
 

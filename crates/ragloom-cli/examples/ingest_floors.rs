@@ -57,7 +57,7 @@ fn main() -> Result<(), Error> {
     // Writing: the text cut into `rows` rows, inserted in one transaction
     // and committed, with the store's page size, journal and sync settings.
     let all = texts.concat();
-    let per_row = (all.len() / rows.max(1)).max(1);
+    let per_row = all.len().div_ceil(rows.max(1)).max(1);
     let work = tempfile::tempdir()?;
     let started = Instant::now();
     let mut conn = rusqlite::Connection::open(work.path().join("floor.sqlite"))?;

@@ -172,9 +172,10 @@ impl Bm25Tokenizer {
         STEMS.with(|cache| {
             let mut cache = cache.borrow_mut();
             let (owner, stems) = &mut *cache;
-            let id = Arc::as_ptr(stemmer) as usize;
-            if *owner != id || stems.len() >= CACHED_STEMS {
-                *owner = id;
+            // The weak reference keeps the stemmer's allocation, so another
+            // stemmer never takes its address while these stems are kept.
+            if owner.as_ptr() != Arc::as_ptr(stemmer) || stems.len() >= CACHED_STEMS {
+                *owner = Arc::downgrade(stemmer);
                 stems.clear();
             }
             for (w, c) in words {
@@ -202,16 +203,16 @@ impl Bm25Tokenizer {
     }
 }
 
-/// Stems a thread has made (for one stemmer, named by its address), up to
-/// [`CACHED_STEMS`] of them before it starts again.
-const CACHED_STEMS: usize = 1 << 18;
+/// Stems a thread keeps (for one stemmer), up to this many before it
+/// starts again: a few MB a thread.
+const CACHED_STEMS: usize = 1 << 16;
 
 /// A thread's stems: the stemmer they are for, and each word's stem.
-type StemCache = (usize, FxHashMap<Box<str>, Box<str>>);
+type StemCache = (std::sync::Weak<Stemmer>, FxHashMap<Box<str>, Box<str>>);
 
 thread_local! {
     static STEMS: std::cell::RefCell<StemCache> =
-        std::cell::RefCell::new((0, FxHashMap::default()));
+        std::cell::RefCell::new((std::sync::Weak::new(), FxHashMap::default()));
 }
 
 /// The matches of `\b\w\w+\b`: the runs of word characters two or more
@@ -311,6 +312,19 @@ mod tests {
             assert_eq!(counts.len(), want.len(), "{t:?}");
             let got: HashMap<String, u32> = counts.into_iter().collect();
             assert_eq!(got, want, "{t:?}");
+        }
+    }
+
+    /// A thread's stems are for one stemmer: another one, even made where
+    /// a dropped one was, stems afresh.
+    #[test]
+    fn stems_are_not_shared_between_stemmers() {
+        for _ in 0..3 {
+            let english = Bm25Tokenizer::new().stemmer(Algorithm::English);
+            assert_eq!(english.term_counts("running").0, [("run".to_string(), 1)]);
+            drop(english);
+            let dutch = Bm25Tokenizer::new().stemmer(Algorithm::Dutch);
+            assert_eq!(dutch.term_counts("running").0, [("running".to_string(), 1)]);
         }
     }
 
