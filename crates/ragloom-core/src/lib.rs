@@ -25,6 +25,7 @@ pub mod chat_engine;
 pub mod data_structs;
 pub mod embeddings;
 pub mod error;
+pub mod evaluation;
 pub mod extractors;
 pub mod indices;
 pub mod ingestion;
