@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         Some("pyref") => python_reference().map(|p| println!("{}", p.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus),\n          then `ragloom serve` under 200 clients (--serve: that alone)\n  layers  check that ragloom-core's modules import only from their own layer or below
+                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus),\n          then `ragloom serve` under 200 clients (--serve: that alone),\n          then hit rate and MRR per retrieval mode on the labelled set (--eval: that alone)\n  layers  check that ragloom-core's modules import only from their own layer or below
   fuzz    run the libFuzzer targets of fuzz/ on nightly ([TARGET...] [--runs N] [--time SECS];
           default: every target, 1,000,000 runs or 900 s each), then print executions and time\n  pyref   set up the Python LlamaIndex reference venv and print its python"
             );
@@ -243,10 +243,14 @@ fn bench(extra: &[String]) -> Result {
     // else goes to criterion.
     let flag = |f: &str| extra.iter().any(|a| a == f);
     let (store_only, serve_only, large) = (flag("--store"), flag("--serve"), flag("--large"));
+    let eval_only = flag("--eval");
     let criterion: Vec<&String> = extra
         .iter()
-        .filter(|a| !matches!(a.as_str(), "--store" | "--serve" | "--large"))
+        .filter(|a| !matches!(a.as_str(), "--store" | "--serve" | "--large" | "--eval"))
         .collect();
+    if eval_only {
+        return eval_bench();
+    }
     if !store_only && !serve_only {
         let mut b = cargo();
         // Each crate with criterion benches is listed here.
@@ -267,7 +271,46 @@ fn bench(extra: &[String]) -> Result {
     if !store_only {
         serve_bench()?;
     }
+    if !store_only && !serve_only {
+        eval_bench()?;
+    }
     Ok(())
+}
+
+/// Hit rate and MRR of each retrieval mode on the shipped labelled set, next
+/// to their latency: keyword retrieval, and with all-MiniLM-L6-v2 (the
+/// folder `.ci/setup/minilm.sh` unpacks, `RAGLOOM_TEST_MINILM_DIR`) vector
+/// and hybrid retrieval with cl100k and with fitted chunks.
+fn eval_bench() -> Result {
+    let mut build = cargo();
+    build.args([
+        "build",
+        "--release",
+        "-p",
+        "ragloom-cli",
+        "--bin",
+        "ragloom",
+    ]);
+    run("cargo build --release -p ragloom-cli --bin ragloom", build)?;
+    let mut b = Command::new("python3");
+    b.arg(root().join("crates/ragloom-cli/benches/eval_bench.py"))
+        .arg("--ragloom")
+        .arg(target_dir().join("release").join("ragloom"))
+        .arg("--sources")
+        .arg(root().join("../shared/corpus/sources"))
+        .arg("--dataset")
+        .arg(root().join("datasets/canterbury_qa/canterbury_qa.jsonl"))
+        .arg("--work")
+        .arg(bench_work().join("eval"));
+    match env::var_os("RAGLOOM_TEST_MINILM_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => {
+            b.arg("--minilm").arg(dir);
+        }
+        None => eprintln!(
+            "eval bench: RAGLOOM_TEST_MINILM_DIR is unset (source .ci/setup/minilm.sh): keyword retrieval only"
+        ),
+    }
+    run("eval_bench.py", b)
 }
 
 /// The folder the benches keep their corpus and stores in (reused between runs).

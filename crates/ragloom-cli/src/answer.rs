@@ -85,6 +85,18 @@ impl Retrievers {
         ))
     }
 
+    /// Keyword retrieval alone, of the `top_k` best nodes.
+    pub fn keyword(&self, top_k: usize) -> ragloom::Result<Arc<dyn Retriever>> {
+        self.build.keyword_retriever(top_k, None)
+    }
+
+    /// Dense retrieval alone, when the index has vectors of the configured model.
+    pub fn vector(&self, top_k: usize) -> Option<Arc<dyn Retriever>> {
+        self.dense.as_ref().map(|index| {
+            Arc::new(index.as_retriever().similarity_top_k(top_k)) as Arc<dyn Retriever>
+        })
+    }
+
     /// The build read.
     pub fn build(&self) -> &Build {
         &self.build

@@ -100,6 +100,9 @@ pub enum Command {
     /// Serve ingested folders over HTTP: an OpenAI-compatible chat API, MCP
     /// (Streamable HTTP at /mcp), a REST API and a web chat page.
     Serve(ServeArgs),
+    /// Measure retrieval on a question set: hit rate, MRR and latency of each
+    /// retrieval mode side by side; with an LLM, its judgement of the answers.
+    Eval(EvalArgs),
     /// Serve ingested folders to an MCP client over stdio (for desktop
     /// assistants and editors); logs go to stderr.
     Mcp(McpArgs),
@@ -163,6 +166,42 @@ pub struct McpArgs {
     pub files: Vec<String>,
 }
 
+/// `ragloom eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A labelled question set: JSONL, one {"question", "file",
+    /// "answer_span"} object per line (a retrieved passage of that file
+    /// holding the span is a hit), e.g. datasets/canterbury_qa/canterbury_qa.jsonl.
+    #[arg(long, value_name = "JSONL", conflicts_with = "generate")]
+    pub dataset: Option<PathBuf>,
+    /// Instead of a set, have the configured LLM write N questions about
+    /// passages spread over the index (a hit is the passage asked about).
+    #[arg(long, value_name = "N")]
+    pub generate: Option<usize>,
+    /// The top_k values to compare, comma-separated.
+    #[arg(
+        long,
+        value_name = "K,K,...",
+        value_delimiter = ',',
+        default_value = "2,4,8"
+    )]
+    pub at: Vec<usize>,
+    /// A cross-encoder model folder: adds a mode reranking three times top_k
+    /// candidates down to top_k.
+    #[arg(long, value_name = "FOLDER")]
+    pub reranker: Option<PathBuf>,
+    /// Answer the first N questions with the LLM (the last mode, at --top-k)
+    /// and have it judge the answers: faithfulness, relevancy, and
+    /// correctness where the set has reference answers.
+    #[arg(long, value_name = "N")]
+    pub judge: Option<usize>,
+    /// Write a self-contained HTML report (charts, the worst questions) here.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub folder: FolderArg,
+}
+
 /// `ragloom import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
@@ -222,9 +261,18 @@ pub struct IngestFlags {
     /// new index beside the current one, which it replaces once complete.
     #[arg(long, value_name = "TOKENS")]
     pub chunk_size: Option<usize>,
-    /// Tokens shared by neighbouring chunks (default: the index's, else 200).
+    /// Tokens shared by neighbouring chunks (default: the index's, else 200;
+    /// a fifth of the chunk, at most 200, with --chunk-fit).
     #[arg(long, value_name = "TOKENS")]
     pub chunk_overlap: Option<usize>,
+    /// Size chunks to what the embedding model reads whole: its maximum
+    /// sequence length, counted with its own tokenizer (local huggingface
+    /// models, whose folders say it). --chunk-size is then in those tokens.
+    #[arg(long, conflicts_with = "no_chunk_fit")]
+    pub chunk_fit: bool,
+    /// Count chunks in cl100k tokens even with a local model (undoes --chunk-fit).
+    #[arg(long)]
+    pub no_chunk_fit: bool,
     /// Let an ingest that finds no file, or no text, empty the index
     /// (otherwise the index is kept and the ingest fails).
     #[arg(long)]
@@ -240,6 +288,11 @@ impl IngestFlags {
         crate::ingest::IngestOptions {
             chunk_size: self.chunk_size,
             chunk_overlap: self.chunk_overlap,
+            chunk_fit: match (self.chunk_fit, self.no_chunk_fit) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
             prune: self.prune,
             no_wait: self.no_wait,
         }

@@ -10,7 +10,9 @@
 use crate::backend::{self, Index};
 use crate::error::{CliError, exit};
 use crate::source::{Source, SourceKind};
-use crate::store::{BuildSettings, FileRecord, IngestSummary, MANIFEST_FORMAT, Manifest};
+use crate::store::{
+    BuildSettings, CHUNK_TOKENIZER_MODEL, FileRecord, IngestSummary, MANIFEST_FORMAT, Manifest,
+};
 use crate::ui::Ui;
 use ragloom::embeddings::CachedEmbedding;
 use ragloom::indices::VectorStoreIndex;
@@ -40,6 +42,9 @@ pub struct IngestOptions {
     /// Splitter settings; `None` keeps the index's (or the defaults).
     pub chunk_size: Option<usize>,
     pub chunk_overlap: Option<usize>,
+    /// Count chunks with the embedding model's tokenizer, sized to what it
+    /// reads whole; `None` keeps the index's choice.
+    pub chunk_fit: Option<bool>,
     /// Allow an ingest that finds no file to empty the index.
     pub prune: bool,
     /// Fail at once if another ingest is writing, instead of waiting.
@@ -238,14 +243,57 @@ pub fn settings_for(
     spec: &ProviderSpec,
     live: Option<&Manifest>,
 ) -> Result<BuildSettings, CliError> {
-    let chunk_size = opts
-        .chunk_size
-        .or(live.map(|m| m.settings.chunk_size))
-        .unwrap_or(DEFAULT_CHUNK_SIZE);
+    let chunk_tokenizer = spec.embed.chunk_tokenizer()?;
+    // Fitting is asked for, or kept from the index (an explicit --chunk-size
+    // alone means cl100k tokens); kept only while the model can be fitted.
+    let fit = match opts.chunk_fit {
+        Some(fit) => fit,
+        None => {
+            opts.chunk_size.is_none()
+                && live.is_some_and(|m| m.settings.chunk_tokenizer.is_some())
+                && chunk_tokenizer.is_some()
+        }
+    };
+    let budget = match (&chunk_tokenizer, fit) {
+        (_, false) => None,
+        (Some((_, budget)), true) => Some(*budget),
+        (None, true) => {
+            return Err(CliError::new(
+                exit::USAGE,
+                format!(
+                    "--chunk-fit needs an embedding model whose maximum input length is known; {} does not say it",
+                    spec.embed.label()
+                ),
+                "use a local model (--embed huggingface --embed-model FOLDER), or give --chunk-size",
+            ));
+        }
+    };
+    // The index's sizes still apply when they are counted the same way.
+    let same = live.filter(|m| {
+        m.settings.chunk_tokenizer.is_some() == fit && (!fit || m.settings.embed == spec.embed)
+    });
+    let chunk_size = match (opts.chunk_size, budget) {
+        (Some(n), Some(b)) if n > b => {
+            return Err(CliError::new(
+                exit::USAGE,
+                format!("--chunk-size {n} is more than the {b} tokens the embedding model reads"),
+                format!("give at most {b}, or leave --chunk-size out"),
+            ));
+        }
+        (Some(n), _) => n,
+        (None, Some(b)) => same.map_or(b, |m| m.settings.chunk_size.min(b)),
+        (None, None) => same.map_or(DEFAULT_CHUNK_SIZE, |m| m.settings.chunk_size),
+    };
     let chunk_overlap = opts
         .chunk_overlap
-        .or(live.map(|m| m.settings.chunk_overlap))
-        .unwrap_or(DEFAULT_CHUNK_OVERLAP.min(chunk_size.saturating_sub(1)));
+        .or(same
+            .map(|m| m.settings.chunk_overlap)
+            .filter(|o| *o < chunk_size))
+        .unwrap_or(match budget {
+            // Fitted chunks are short: a fifth of one is shared.
+            Some(_) => (chunk_size / 5).min(DEFAULT_CHUNK_OVERLAP),
+            None => DEFAULT_CHUNK_OVERLAP.min(chunk_size.saturating_sub(1)),
+        });
     if chunk_size == 0 || chunk_overlap >= chunk_size {
         return Err(CliError::new(
             exit::USAGE,
@@ -259,6 +307,7 @@ pub fn settings_for(
         embed: spec.embed.clone(),
         chunk_size,
         chunk_overlap,
+        chunk_tokenizer: fit.then(|| CHUNK_TOKENIZER_MODEL.to_owned()),
     })
 }
 
@@ -367,11 +416,15 @@ pub async fn ingest(
         ));
     }
 
-    let splitter: Arc<dyn TransformComponent> = Arc::new(
-        SentenceSplitter::new()
-            .chunk_size(settings.chunk_size)
-            .chunk_overlap(settings.chunk_overlap),
-    );
+    let mut splitter = SentenceSplitter::new()
+        .chunk_size(settings.chunk_size)
+        .chunk_overlap(settings.chunk_overlap);
+    if settings.chunk_tokenizer.is_some()
+        && let Some((tokenizer, _)) = spec.embed.chunk_tokenizer()?
+    {
+        splitter = splitter.tokenizer(tokenizer);
+    }
+    let splitter: Arc<dyn TransformComponent> = Arc::new(splitter);
     let context = tx.storage_context();
     let writer = match &embed {
         Some(e) => Writer::Vectors(
@@ -558,10 +611,17 @@ fn describe_change(old: &BuildSettings, new: &BuildSettings) -> String {
             new.embed.label()
         ));
     }
-    if (old.chunk_size, old.chunk_overlap) != (new.chunk_size, new.chunk_overlap) {
+    if (old.chunk_size, old.chunk_overlap, &old.chunk_tokenizer)
+        != (new.chunk_size, new.chunk_overlap, &new.chunk_tokenizer)
+    {
         parts.push(format!(
-            "chunks {}/{} → {}/{}",
-            old.chunk_size, old.chunk_overlap, new.chunk_size, new.chunk_overlap
+            "chunks {}/{} {} → {}/{} {}",
+            old.chunk_size,
+            old.chunk_overlap,
+            old.chunk_unit(),
+            new.chunk_size,
+            new.chunk_overlap,
+            new.chunk_unit()
         ));
     }
     parts.join(", ")

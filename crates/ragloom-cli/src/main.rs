@@ -7,6 +7,8 @@ mod backend;
 mod chat;
 mod config;
 mod error;
+mod eval;
+mod eval_report;
 mod export;
 mod import;
 mod ingest;
@@ -168,6 +170,19 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 dir.display(),
                 source.key
             ))
+        }
+        Command::Eval(a) => {
+            let source = source_of(&root, a.folder.files.as_deref())?;
+            let plan = eval::EvalPlan {
+                dataset: a.dataset.clone(),
+                generate: a.generate,
+                top_ks: a.at.clone(),
+                reranker: a.reranker.clone(),
+                judge: a.judge,
+                report: a.report.clone(),
+                answer_top_k: g.top_k,
+            };
+            eval::run(&source, &index_of(&source), &spec, &plan, &ui).await
         }
         Command::Serve(a) => serve_http(a, &root, &spec, &location, g.top_k).await,
         Command::Mcp(a) => {
@@ -458,6 +473,7 @@ async fn status(
             "embed": manifest.settings.embed,
             "chunk_size": manifest.settings.chunk_size,
             "chunk_overlap": manifest.settings.chunk_overlap,
+            "chunk_tokenizer": manifest.settings.chunk_tokenizer.as_deref().unwrap_or("cl100k"),
             "schema_version": match &build {
                 backend::Build::Sqlite(s) => Some(s.schema_version()?),
                 backend::Build::Postgres(..) | backend::Build::Qdrant(_) => None,
@@ -524,8 +540,10 @@ async fn status(
         }
     ))?;
     out::line(format!(
-        "chunks:      {} tokens, {} overlap",
-        manifest.settings.chunk_size, manifest.settings.chunk_overlap
+        "chunks:      {} {}, {} overlap",
+        manifest.settings.chunk_size,
+        manifest.settings.chunk_unit(),
+        manifest.settings.chunk_overlap
     ))?;
     out::line(format!("created:     {}", manifest.created))?;
     out::line(format!("updated:     {}", manifest.updated))?;

@@ -174,6 +174,7 @@ impl ServedIndex for CliIndex {
             "store": self.shared.index.location.label(),
             "chunk_size": m.settings.chunk_size,
             "chunk_overlap": m.settings.chunk_overlap,
+            "chunk_tokenizer": m.settings.chunk_tokenizer.as_deref().unwrap_or("cl100k"),
             "created": m.created,
             "updated": m.updated,
             "last_ingest": m.last_ingest,

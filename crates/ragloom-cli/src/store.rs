@@ -41,9 +41,24 @@ pub struct BuildSettings {
     /// The sentence splitter's chunk size and overlap, in tokens.
     pub chunk_size: usize,
     pub chunk_overlap: usize,
+    /// Which tokens: [`CHUNK_TOKENIZER_MODEL`] for the embedding model's own;
+    /// absent for cl100k (so builds made before this field keep their name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk_tokenizer: Option<String>,
 }
 
+/// [`BuildSettings::chunk_tokenizer`] when chunks are counted with the embedding model's tokenizer.
+pub const CHUNK_TOKENIZER_MODEL: &str = "embedding-model";
+
 impl BuildSettings {
+    /// What the chunk sizes count: `cl100k tokens` or `embedding-model tokens`.
+    pub fn chunk_unit(&self) -> String {
+        format!(
+            "{} tokens",
+            self.chunk_tokenizer.as_deref().unwrap_or("cl100k")
+        )
+    }
+
     /// A short stable name of these settings, used in the build's file name.
     pub fn fingerprint(&self) -> String {
         let json = serde_json::to_vec(self).unwrap_or_default();

@@ -72,6 +72,9 @@ pub enum Error {
     /// `?`; the runtime never reports it as an error.
     #[error("waiting for an event ({0})")]
     WaitingForEvent(String),
+    /// An evaluator set to raise (`raise_error`) judged a response invalid.
+    #[error("evaluation: {0}")]
+    Evaluation(String),
     /// Anything else.
     #[error("{0}")]
     Other(String),

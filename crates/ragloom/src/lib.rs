@@ -127,6 +127,15 @@ pub mod huggingface {
     pub use ragloom_embeddings_huggingface::*;
 }
 
+/// Cross-encoder reranking (feature `sbert-rerank`):
+/// [`SentenceTransformerRerank`](ragloom_postprocessor_sbert_rerank::SentenceTransformerRerank)
+/// from `ragloom-postprocessor-sbert-rerank` scores each retrieved node with
+/// the query using a BERT cross-encoder folder, in-process with candle.
+#[cfg(feature = "sbert-rerank")]
+pub mod sbert_rerank {
+    pub use ragloom_postprocessor_sbert_rerank::*;
+}
+
 /// An in-process LLM (feature `candle`): [`CandleLlm`](ragloom_llms_candle::CandleLlm)
 /// from `ragloom-llms-candle` runs llama-family instruct models in GGUF on the
 /// CPU with candle's quantized kernels, with the file's tokenizer and chat

@@ -498,6 +498,21 @@ impl EmbedSpec {
         }
     }
 
+    /// The model's own tokenizer and the most tokens of text one input
+    /// holds, when the model says how long an input may be (local
+    /// sentence-transformers folders); `Ok(None)` for other providers.
+    pub fn chunk_tokenizer(&self) -> Result<Option<(Arc<dyn crate::Tokenizer>, usize)>> {
+        match self {
+            #[cfg(feature = "huggingface")]
+            Self::HuggingFace { model_dir } => {
+                let t = ragloom_embeddings_huggingface::ModelTokenizer::from_folder(model_dir)?;
+                let budget = t.chunk_budget();
+                Ok(Some((Arc::new(t), budget)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn feature(&self) -> &'static str {
         match self {
             Self::None => "",

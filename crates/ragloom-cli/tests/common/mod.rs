@@ -315,3 +315,19 @@ pub fn ollama_embeddings() -> Fault {
         Fault::json(200, &json!({"model": "m", "embeddings": vectors}))
     })
 }
+
+/// Headless Chromium for tests that open a page: `RAGLOOM_TEST_CHROMIUM`
+/// (from `.ci/setup/chromium.sh`); `None` (after saying so) when unset outside CI.
+pub fn chromium() -> Option<PathBuf> {
+    match std::env::var_os("RAGLOOM_TEST_CHROMIUM") {
+        Some(path) if !path.is_empty() => Some(PathBuf::from(path)),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "RAGLOOM_TEST_CHROMIUM is unset: .ci/setup/chromium.sh should have installed Chromium"
+            );
+            eprintln!("skipped the browser check: RAGLOOM_TEST_CHROMIUM is unset");
+            None
+        }
+    }
+}

@@ -7,12 +7,14 @@
 //! normalisation and maximum sequence length. With the `hub` feature,
 //! `HuggingFaceEmbeddingBuilder::from_hub` downloads such a folder by model name.
 
+mod chunking;
 mod embedding;
 mod folder;
 #[cfg(feature = "hub")]
 mod hub;
 mod pooling;
 
+pub use chunking::ModelTokenizer;
 pub use embedding::{
     DEFAULT_EMBED_INSTRUCTION, DEFAULT_QUERY_BGE_INSTRUCTION_EN, DEFAULT_QUERY_BGE_INSTRUCTION_ZH,
     DEFAULT_QUERY_INSTRUCTION, HuggingFaceEmbedding, HuggingFaceEmbeddingBuilder,

@@ -239,3 +239,53 @@ fn debug_shows_settings() {
         "{dbg}"
     );
 }
+
+#[test]
+fn chunks_split_with_the_model_tokenizer_fit_what_the_model_reads() {
+    use ragloom_core::node_parser::{NodeParser, SentenceSplitter};
+    use ragloom_core::{MetadataMode, Node, Tokenizer};
+    use ragloom_embeddings_huggingface::ModelTokenizer;
+    use std::sync::Arc;
+
+    let t = ModelTokenizer::from_folder(&data().join("tiny_bert")).unwrap();
+    assert_eq!(
+        (t.max_length(), t.special_tokens(), t.chunk_budget()),
+        (16, 2, 14)
+    );
+    // The folder's tokenizer lowercases and splits unknown words into letters.
+    assert_eq!(t.count("The CAT"), t.count("the cat"));
+    // Words outside the tiny vocabulary become a token per letter: many
+    // more tokens for the model than for cl100k.
+    let text =
+        "The cat sits on the mat. Zebras gallop through golden meadows. Stock markets fell today. \
+                Elephants remember everything. Which animal is resting on the mat?"
+            .repeat(3);
+    let doc = Node::document(text).with_metadata("k", "v");
+    let budget = t.chunk_budget();
+    let fitted = SentenceSplitter::new()
+        .chunk_size(budget)
+        .chunk_overlap(2)
+        .tokenizer(Arc::new(t.clone()))
+        .get_nodes_from_documents(std::slice::from_ref(&doc))
+        .unwrap();
+    assert!(fitted.len() > 5);
+    for n in &fitted {
+        let seen = n.get_content(MetadataMode::Embed);
+        assert!(
+            t.count(&seen) <= budget,
+            "{seen:?}: {} tokens",
+            t.count(&seen)
+        );
+    }
+    // Counted in cl100k tokens, chunks of the same size run past what the model reads.
+    let cl100k = SentenceSplitter::new()
+        .chunk_size(budget)
+        .chunk_overlap(2)
+        .get_nodes_from_documents(std::slice::from_ref(&doc))
+        .unwrap();
+    assert!(
+        cl100k
+            .iter()
+            .any(|n| t.count(&n.get_content(MetadataMode::Embed)) > budget)
+    );
+}
