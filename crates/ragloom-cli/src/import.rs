@@ -86,7 +86,7 @@ pub async fn import_llamaindex(
             "import a folder whose vector store holds every node of the index",
         ));
     }
-    let settings = settings_for(&IngestOptions::default(), spec, None)?;
+    let (settings, _) = settings_for(&IngestOptions::default(), spec, None)?;
     if embedded == 0 && settings.embed != ragloom::EmbedSpec::None {
         return Err(CliError::config(
             format!(

@@ -237,23 +237,25 @@ impl Writer {
     }
 }
 
-/// The settings this ingest builds with: the flags, else the live index's, else the defaults.
+/// The settings this ingest builds with: the flags, else the live index's,
+/// else the defaults; with fitted chunks, the embedding model's tokenizer to split with.
 pub fn settings_for(
     opts: &IngestOptions,
     spec: &ProviderSpec,
     live: Option<&Manifest>,
-) -> Result<BuildSettings, CliError> {
-    let chunk_tokenizer = spec.embed.chunk_tokenizer()?;
+) -> Result<(BuildSettings, Option<Arc<dyn ragloom::Tokenizer>>), CliError> {
     // Fitting is asked for, or kept from the index (an explicit --chunk-size
     // alone means cl100k tokens); kept only while the model can be fitted.
-    let fit = match opts.chunk_fit {
-        Some(fit) => fit,
-        None => {
-            opts.chunk_size.is_none()
-                && live.is_some_and(|m| m.settings.chunk_tokenizer.is_some())
-                && chunk_tokenizer.is_some()
-        }
+    // The model's tokenizer is read only then.
+    let wanted = opts.chunk_fit.unwrap_or_else(|| {
+        opts.chunk_size.is_none() && live.is_some_and(|m| m.settings.chunk_tokenizer.is_some())
+    });
+    let chunk_tokenizer = if wanted {
+        spec.embed.chunk_tokenizer()?
+    } else {
+        None
     };
+    let fit = wanted && (opts.chunk_fit == Some(true) || chunk_tokenizer.is_some());
     let budget = match (&chunk_tokenizer, fit) {
         (_, false) => None,
         (Some((_, budget)), true) => Some(*budget),
@@ -303,12 +305,13 @@ pub fn settings_for(
             "e.g. --chunk-size 512 --chunk-overlap 50",
         ));
     }
-    Ok(BuildSettings {
+    let settings = BuildSettings {
         embed: spec.embed.clone(),
         chunk_size,
         chunk_overlap,
         chunk_tokenizer: fit.then(|| CHUNK_TOKENIZER_MODEL.to_owned()),
-    })
+    };
+    Ok((settings, chunk_tokenizer.map(|(t, _)| t)))
 }
 
 /// Ingests `source` into `index`.
@@ -330,7 +333,7 @@ pub async fn ingest(
         Some(build) => build.manifest()?,
         None => None,
     };
-    let settings = settings_for(opts, spec, live_manifest.as_ref())?;
+    let (settings, chunk_tokenizer) = settings_for(opts, spec, live_manifest.as_ref())?;
     if let Some(m) = live_manifest.as_ref().filter(|m| m.settings != settings) {
         ui.note(&format!(
             "the settings changed ({}): building a new index beside the current one; it replaces it once complete",
@@ -419,9 +422,7 @@ pub async fn ingest(
     let mut splitter = SentenceSplitter::new()
         .chunk_size(settings.chunk_size)
         .chunk_overlap(settings.chunk_overlap);
-    if settings.chunk_tokenizer.is_some()
-        && let Some((tokenizer, _)) = spec.embed.chunk_tokenizer()?
-    {
+    if let Some(tokenizer) = chunk_tokenizer {
         splitter = splitter.tokenizer(tokenizer);
     }
     let splitter: Arc<dyn TransformComponent> = Arc::new(splitter);
