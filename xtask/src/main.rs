@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         Some("pyref") => python_reference().map(|p| println!("{}", p.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus),\n          then `ragloom serve` under 200 clients (--serve: that alone),\n          then hit rate and MRR per retrieval mode on the labelled set (--eval: that alone)\n  layers  check that ragloom-core's modules import only from their own layer or below
+                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus),\n          then `ragloom serve` under 200 clients (--serve: that alone),\n          then hit rate and MRR per retrieval mode on the labelled set (--eval: that alone),\n          then local models against sentence-transformers and llama.cpp (--models: that alone)\n  layers  check that ragloom-core's modules import only from their own layer or below
   fuzz    run the libFuzzer targets of fuzz/ on nightly ([TARGET...] [--runs N] [--time SECS];
           default: every target, 1,000,000 runs or 900 s each), then print executions and time\n  pyref   set up the Python LlamaIndex reference venv and print its python"
             );
@@ -246,10 +246,18 @@ fn bench(extra: &[String]) -> Result {
     let eval_only = flag("--eval");
     let criterion: Vec<&String> = extra
         .iter()
-        .filter(|a| !matches!(a.as_str(), "--store" | "--serve" | "--large" | "--eval"))
+        .filter(|a| {
+            !matches!(
+                a.as_str(),
+                "--store" | "--serve" | "--large" | "--eval" | "--models"
+            )
+        })
         .collect();
     if eval_only {
         return eval_bench();
+    }
+    if flag("--models") {
+        return models_bench();
     }
     if !store_only && !serve_only {
         let mut b = cargo();
@@ -273,8 +281,91 @@ fn bench(extra: &[String]) -> Result {
     }
     if !store_only && !serve_only {
         eval_bench()?;
+        models_bench()?;
     }
     Ok(())
+}
+
+/// Local models against their references, in turn on the same CPU: the
+/// embeddings against sentence-transformers (a Python with it installed in
+/// `RAGLOOM_BENCH_ST_PYTHON`, the model in `RAGLOOM_TEST_MINILM_DIR`), and
+/// generation on both engines against llama.cpp's server (the venv
+/// `.ci/setup/llm-server.sh` makes, the file in `RAGLOOM_TEST_GGUF`). A
+/// missing piece skips its half with a message.
+fn models_bench() -> Result {
+    let var = |name: &str| env::var_os(name).filter(|v| !v.is_empty());
+    let sources = root().join("../shared/corpus/sources");
+    match (
+        var("RAGLOOM_BENCH_ST_PYTHON"),
+        var("RAGLOOM_TEST_MINILM_DIR"),
+    ) {
+        (Some(python), Some(model)) => {
+            let mut build = cargo();
+            build.args([
+                "build",
+                "--release",
+                "-p",
+                "ragloom-embeddings-huggingface",
+                "--example",
+                "embed_timing",
+            ]);
+            run("cargo build --example embed_timing", build)?;
+            let mut b = Command::new("python3");
+            b.arg(root().join("integrations/embeddings/huggingface/benches/embed_vs_st.py"))
+                .arg("--example")
+                .arg(target_dir().join("release/examples/embed_timing"))
+                .arg("--python")
+                .arg(python)
+                .arg("--model")
+                .arg(model)
+                .arg("--passages-from")
+                .arg(sources.join("alice29.txt"));
+            run("embed_vs_st.py", b)?;
+        }
+        _ => eprintln!(
+            "models bench: set RAGLOOM_BENCH_ST_PYTHON (a Python with sentence-transformers) and RAGLOOM_TEST_MINILM_DIR to compare embeddings"
+        ),
+    }
+    let server_python = dirs_home().join(".cache/ragloom/llm-venv/bin/python");
+    match var("RAGLOOM_TEST_GGUF") {
+        Some(gguf) if server_python.exists() => {
+            let mut build = cargo();
+            build.args([
+                "build",
+                "--release",
+                "-p",
+                "ragloom-llms-candle",
+                "--features",
+                "llama-cpp",
+                "--example",
+                "gen_timing",
+            ]);
+            run("cargo build --example gen_timing", build)?;
+            let mut b = Command::new("python3");
+            b.arg(root().join("integrations/llms/candle/benches/gen_vs_llamacpp.py"))
+                .arg("--example")
+                .arg(target_dir().join("release/examples/gen_timing"))
+                .arg("--python")
+                .arg(server_python)
+                .arg("--gguf")
+                .arg(gguf)
+                .arg("--text")
+                .arg(sources.join("alice29.txt"))
+                .args(["--rounds", "3"]);
+            run("gen_vs_llamacpp.py", b)
+        }
+        _ => {
+            eprintln!(
+                "models bench: source .ci/setup/gguf.sh and .ci/setup/llm-server.sh to compare generation with llama.cpp"
+            );
+            Ok(())
+        }
+    }
+}
+
+/// The home folder (where `.ci/setup` keeps its venvs).
+fn dirs_home() -> PathBuf {
+    env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from)
 }
 
 /// Hit rate and MRR of each retrieval mode on the shipped labelled set, next

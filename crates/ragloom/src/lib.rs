@@ -138,8 +138,8 @@ pub mod sbert_rerank {
 
 /// An in-process LLM (feature `candle`): [`CandleLlm`](ragloom_llms_candle::CandleLlm)
 /// from `ragloom-llms-candle` runs llama-family instruct models in GGUF on the
-/// CPU with candle's quantized kernels, with the file's tokenizer and chat
-/// template, streaming and stop sequences.
+/// CPU with candle's quantized kernels (or llama.cpp's, feature `llama-cpp`),
+/// with the file's tokenizer and chat template, streaming and stop sequences.
 #[cfg(feature = "candle")]
 pub mod candle {
     pub use ragloom_llms_candle::*;

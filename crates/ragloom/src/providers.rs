@@ -361,9 +361,19 @@ impl LlmSpec {
                 Ok(Some(Arc::new(b.build()?)))
             }
             #[cfg(feature = "candle")]
-            Self::Candle { gguf } => Ok(Some(Arc::new(ragloom_llms_candle::CandleLlm::from_gguf(
-                gguf,
-            )?))),
+            Self::Candle { gguf } => {
+                // A build with llama.cpp compiled in runs GGUF files with it.
+                let engine = if cfg!(feature = "llama-cpp") {
+                    ragloom_llms_candle::Engine::LlamaCpp
+                } else {
+                    ragloom_llms_candle::Engine::Candle
+                };
+                Ok(Some(Arc::new(
+                    ragloom_llms_candle::CandleLlm::builder(gguf)
+                        .engine(engine)
+                        .build()?,
+                )))
+            }
             #[allow(unreachable_patterns)]
             other => Err(missing_feature(&other.label(), other.feature())),
         }

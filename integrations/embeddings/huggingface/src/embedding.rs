@@ -1,12 +1,13 @@
 //! [`HuggingFaceEmbedding`] (LlamaIndex's `HuggingFaceEmbedding`): a local
 //! sentence-transformers model (BERT family) run in-process with candle on the CPU.
 
+use crate::encoder::{BertEncoder, Scratch, Span};
 use crate::folder::SentenceTransformerConfig;
 use crate::pooling::{Pooling, l2_normalize};
 use async_trait::async_trait;
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use candle_transformers::models::bert::Config as BertConfig;
 use ragloom_core::embeddings::{DEFAULT_EMBED_BATCH_SIZE, Embedding};
 use ragloom_core::{Error, Result};
 use std::fmt;
@@ -225,7 +226,7 @@ impl HuggingFaceEmbeddingBuilder {
         };
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(corrupt_weights)?;
-        let model = BertModel::load(vb, &bert_config).map_err(corrupt_weights)?;
+        let encoder = BertEncoder::load(vb, &bert_config).map_err(corrupt_weights)?;
 
         let model_name = self
             .model_name
@@ -240,10 +241,8 @@ impl HuggingFaceEmbeddingBuilder {
             .filter(|i| !i.is_empty())
             .unwrap_or_else(|| default_text_instruction(&model_name).to_owned());
         let inner = Inner {
-            model,
+            encoder,
             tokenizer,
-            device,
-            pad_id: u32::try_from(bert_config.pad_token_id).unwrap_or(0),
             hidden_size: bert_config.hidden_size,
             pooling: st.pooling.clone(),
             normalize: self.normalize || st.normalize_module,
@@ -265,22 +264,21 @@ impl HuggingFaceEmbeddingBuilder {
 
 /// The loaded model, shared with the blocking threads that run it.
 struct Inner {
-    model: BertModel,
+    encoder: BertEncoder,
     tokenizer: Tokenizer,
-    device: Device,
-    pad_id: u32,
     hidden_size: usize,
     pooling: Pooling,
     normalize: bool,
     do_lower_case: bool,
 }
 
-/// A sentence-transformers model (BERT family) run locally with candle.
+/// A sentence-transformers model (BERT family) run locally on the CPU.
 ///
 /// Texts are prefixed with the instruction (and lowercased when the model
 /// says so), tokenized, cut at [`Self::max_length`] tokens and run in
-/// padded batches of [`Embedding::embed_batch_size`] on the CPU, off the async
-/// executor; candle spreads each batch's matrix products over all cores.
+/// batches of [`Embedding::embed_batch_size`] off the async executor. A
+/// batch's tokens are packed without padding; its matrix products use every
+/// core (`RAYON_NUM_THREADS` sets how many). Weights load with candle.
 /// Pooling and normalisation follow the model folder, as sentence-transformers does.
 ///
 /// ```no_run
@@ -434,50 +432,42 @@ impl Inner {
             .tokenizer
             .encode_batch(inputs, true)
             .map_err(tokenizer_error)?;
-        // Longest first, so each padded batch holds texts of similar length
-        // (sentence-transformers sorts the same way); results go back in order.
+        // Longest first, as sentence-transformers batches; results go back in
+        // order. Batches are packed, so their lengths no longer cost padding.
         let mut order: Vec<usize> = (0..encodings.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].get_ids().len()));
         let mut out = vec![Vec::new(); encodings.len()];
+        let mut scratch = Scratch::default();
+        let (mut ids, mut types, mut spans) = (Vec::new(), Vec::new(), Vec::new());
         for chunk in order.chunks(batch_size.max(1)) {
-            let seq = chunk
-                .iter()
-                .map(|&i| encodings[i].get_ids().len())
-                .max()
-                .unwrap_or(0)
-                .max(1);
-            let n = chunk.len();
-            let mut ids = vec![self.pad_id; n * seq];
-            let mut types = vec![0_u32; n * seq];
-            let mut mask = vec![0_u32; n * seq];
-            for (row, &i) in chunk.iter().enumerate() {
+            ids.clear();
+            types.clear();
+            spans.clear();
+            for &i in chunk {
                 let enc = &encodings[i];
-                let at = row * seq;
-                let len = enc.get_ids().len();
-                ids[at..at + len].copy_from_slice(enc.get_ids());
-                types[at..at + len].copy_from_slice(enc.get_type_ids());
-                mask[at..at + len].copy_from_slice(enc.get_attention_mask());
-            }
-            let hidden = self.forward(ids, types, &mask, n, seq)?;
-            let width = seq * self.hidden_size;
-            if hidden.len() != n * width {
-                return Err(Error::Provider {
-                    provider: PROVIDER.to_owned(),
-                    message: format!(
-                        "the model returned {} values for {n} text(s) of {seq} tokens, expected {n} x {seq} x {}",
-                        hidden.len(),
-                        self.hidden_size
-                    ),
-                    source: None,
+                spans.push(Span {
+                    start: ids.len(),
+                    len: enc.get_ids().len(),
                 });
+                ids.extend_from_slice(enc.get_ids());
+                types.extend_from_slice(enc.get_type_ids());
             }
-            for (row, &i) in chunk.iter().enumerate() {
-                let tokens = &hidden[row * width..(row + 1) * width];
-                let mut row_mask = mask[row * seq..(row + 1) * seq].to_vec();
-                for m in row_mask.iter_mut().take(prompt_tokens) {
+            let hidden = self
+                .encoder
+                .forward(&ids, &types, &spans, &mut scratch)
+                .map_err(|message| Error::Provider {
+                    provider: PROVIDER.to_owned(),
+                    message: format!("running the model on {} text(s): {message}", chunk.len()),
+                    source: None,
+                })?;
+            let h = self.hidden_size;
+            for (&i, span) in chunk.iter().zip(&spans) {
+                let tokens = &hidden[span.start * h..(span.start + span.len) * h];
+                let mut mask = encodings[i].get_attention_mask().to_vec();
+                for m in mask.iter_mut().take(prompt_tokens) {
                     *m = 0;
                 }
-                let mut v = self.pooling.pool(tokens, &row_mask, self.hidden_size);
+                let mut v = self.pooling.pool(tokens, &mask, h);
                 if self.normalize {
                     l2_normalize(&mut v);
                 }
@@ -485,25 +475,6 @@ impl Inner {
             }
         }
         Ok(out)
-    }
-
-    /// One forward pass: the last hidden states, `n * seq * hidden_size` values.
-    fn forward(
-        &self,
-        ids: Vec<u32>,
-        types: Vec<u32>,
-        mask: &[u32],
-        n: usize,
-        seq: usize,
-    ) -> Result<Vec<f32>> {
-        let run = || -> candle_core::Result<Vec<f32>> {
-            let ids = Tensor::from_vec(ids, (n, seq), &self.device)?;
-            let types = Tensor::from_vec(types, (n, seq), &self.device)?;
-            let mask = Tensor::from_slice(mask, (n, seq), &self.device)?;
-            let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-            hidden.flatten_all()?.to_vec1::<f32>()
-        };
-        run().map_err(|e| Error::provider(PROVIDER, format!("running the model on {n} text(s)"), e))
     }
 }
 

@@ -1,5 +1,5 @@
 //! Local sentence-transformers embeddings for ragloom (LlamaIndex's `HuggingFaceEmbedding`):
-//! BERT-family models from a model folder, run in-process on the CPU with candle.
+//! BERT-family models from a model folder, run in-process on the CPU.
 //!
 //! [`HuggingFaceEmbedding::from_folder`] loads a sentence-transformers folder
 //! (`config.json`, `tokenizer.json`, `model.safetensors`, `modules.json`,
@@ -9,9 +9,11 @@
 
 mod chunking;
 mod embedding;
+mod encoder;
 mod folder;
 #[cfg(feature = "hub")]
 mod hub;
+mod kernels;
 mod pooling;
 
 pub use chunking::ModelTokenizer;

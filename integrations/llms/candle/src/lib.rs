@@ -1,5 +1,6 @@
 //! `ragloom-llms-candle`: an in-process LLM for ragloom. Llama-family instruct
-//! models in GGUF run on the CPU with candle's quantized kernels ([`CandleLlm`]).
+//! models in GGUF run on the CPU with candle's quantized kernels ([`CandleLlm`]),
+//! or with llama.cpp compiled in (feature `llama-cpp`, [`Engine::LlamaCpp`]).
 //!
 //! The GGUF file is all that is needed: its metadata gives the tokenizer
 //! (`tokenizer.ggml.*`, rebuilt as a byte-level BPE with the `tokenizers`
@@ -12,11 +13,15 @@
 mod chat_template;
 mod gguf;
 mod gguf_check;
+#[cfg(feature = "llama-cpp")]
+mod llama_cpp;
 mod llm;
 mod stop;
 
 pub use chat_template::{CHATML_TEMPLATE, ChatTemplate};
-pub use llm::{CandleLlm, CandleLlmBuilder, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SEED, REPEAT_LAST_N};
+pub use llm::{
+    CandleLlm, CandleLlmBuilder, DEFAULT_MAX_NEW_TOKENS, DEFAULT_SEED, Engine, REPEAT_LAST_N,
+};
 
 /// The provider name in [`ragloom_core::Error::Provider`].
 pub const PROVIDER: &str = "candle";

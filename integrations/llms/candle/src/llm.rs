@@ -32,6 +32,28 @@ pub const REPEAT_LAST_N: usize = 64;
 /// Architectures whose GGUF tensors and `llama.*` keys candle's quantized llama reads.
 const SUPPORTED_ARCHITECTURES: [&str; 1] = ["llama"];
 
+/// What runs the model's forward passes. Everything else (the tokenizer,
+/// chat template, sampling, stop strings, streaming) is the same for both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Engine {
+    /// candle's quantized kernels: pure Rust, always built.
+    #[default]
+    Candle,
+    /// llama.cpp, compiled into the binary with the crate's `llama-cpp`
+    /// feature (cmake and a C++ compiler at build time). Several times faster
+    /// on the CPU; building without the feature makes this choice an error.
+    LlamaCpp,
+}
+
+/// The loaded weights, in the engine that runs them.
+enum Weights {
+    // Boxed: candle's model is a few hundred bytes, llama.cpp's a pointer.
+    Candle(Box<ModelWeights>),
+    #[cfg(feature = "llama-cpp")]
+    LlamaCpp(crate::llama_cpp::LlamaCppModel),
+}
+
 /// Settings for a [`CandleLlm`]; [`CandleLlmBuilder::build`] loads the model.
 #[derive(Clone, Debug)]
 pub struct CandleLlmBuilder {
@@ -45,6 +67,7 @@ pub struct CandleLlmBuilder {
     stop: Vec<String>,
     context_window: Option<usize>,
     model_name: Option<String>,
+    engine: Engine,
 }
 
 impl CandleLlmBuilder {
@@ -60,6 +83,7 @@ impl CandleLlmBuilder {
             stop: Vec::new(),
             context_window: None,
             model_name: None,
+            engine: Engine::Candle,
         }
     }
 
@@ -122,6 +146,12 @@ impl CandleLlmBuilder {
         self
     }
 
+    /// Which engine runs the forward passes (default [`Engine::Candle`]).
+    pub fn engine(mut self, engine: Engine) -> Self {
+        self.engine = engine;
+        self
+    }
+
     /// Loads the model, its tokenizer and chat template.
     pub fn build(self) -> Result<CandleLlm> {
         // NaN is rejected too.
@@ -141,6 +171,12 @@ impl CandleLlmBuilder {
         if self.context_window == Some(0) {
             return Err(Error::InvalidInput(
                 "context_window must be positive".into(),
+            ));
+        }
+        #[cfg(not(feature = "llama-cpp"))]
+        if self.engine == Engine::LlamaCpp {
+            return Err(Error::Unsupported(
+                "the llama.cpp engine is not in this build: enable the `llama-cpp` feature of ragloom-llms-candle (or of ragloom)".into(),
             ));
         }
         let path = &self.path;
@@ -185,7 +221,10 @@ impl CandleLlmBuilder {
         let model_context =
             gguf::get_u32(&content, "llama.context_length").map_or(MAX_SEQ_LEN, |n| n as usize);
         // candle's rotary tables stop at MAX_SEQ_LEN positions.
-        let mut context_window = model_context.min(MAX_SEQ_LEN);
+        let mut context_window = match self.engine {
+            Engine::Candle => model_context.min(MAX_SEQ_LEN),
+            Engine::LlamaCpp => model_context,
+        };
         if let Some(cap) = self.context_window {
             context_window = context_window.min(cap);
         }
@@ -195,13 +234,21 @@ impl CandleLlmBuilder {
             .or_else(|| gguf::get_str(&content, "general.name").map(str::to_owned))
             .or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "gguf".to_owned());
-        let weights = ModelWeights::from_gguf(content, &mut file, &Device::Cpu).map_err(|e| {
-            Error::provider(
-                PROVIDER,
-                format!("loading the weights of {}: {e}", path.display()),
-                e,
-            )
-        })?;
+        let weights = match self.engine {
+            Engine::Candle => Weights::Candle(Box::new(
+                ModelWeights::from_gguf(content, &mut file, &Device::Cpu).map_err(|e| {
+                    Error::provider(
+                        PROVIDER,
+                        format!("loading the weights of {}: {e}", path.display()),
+                        e,
+                    )
+                })?,
+            )),
+            #[cfg(feature = "llama-cpp")]
+            Engine::LlamaCpp => Weights::LlamaCpp(crate::llama_cpp::LlamaCppModel::load(path)?),
+            #[cfg(not(feature = "llama-cpp"))]
+            Engine::LlamaCpp => unreachable!("refused above without the feature"),
+        };
         Ok(CandleLlm {
             inner: Arc::new(Inner {
                 model: Mutex::new(weights),
@@ -237,7 +284,7 @@ struct Settings {
 
 /// The loaded model, shared by every clone and request; requests take turns on it.
 struct Inner {
-    model: Mutex<ModelWeights>,
+    model: Mutex<Weights>,
     tokenizer: Tokenizer,
     specials: Specials,
 }
@@ -405,6 +452,44 @@ impl CandleLlm {
     }
 }
 
+/// Threads for llama.cpp: `CANDLE_NUM_THREADS`, else `RAYON_NUM_THREADS`,
+/// else one per core, as candle sizes its own pool.
+#[cfg(feature = "llama-cpp")]
+fn threads() -> usize {
+    std::env::var("CANDLE_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(candle_core::utils::get_num_threads)
+}
+
+/// One generation's forward passes, in the engine's own way.
+enum Stepper<'a> {
+    Candle(&'a mut ModelWeights),
+    #[cfg(feature = "llama-cpp")]
+    LlamaCpp(crate::llama_cpp::Session<'a>),
+}
+
+impl Stepper<'_> {
+    /// Runs `ids` at positions `position..`; the logits after the last one.
+    fn forward(&mut self, ids: &[u32], position: usize) -> Result<Tensor> {
+        match self {
+            Stepper::Candle(model) => Tensor::new(ids, &Device::Cpu)
+                .and_then(|t| t.unsqueeze(0))
+                .and_then(|input| model.forward(&input, position))
+                .and_then(|l| l.squeeze(0))
+                .map_err(|e| candle_error("running the model", e)),
+            #[cfg(feature = "llama-cpp")]
+            Stepper::LlamaCpp(session) => {
+                let logits = session.forward(ids, position)?;
+                let n = logits.len();
+                Tensor::from_vec(logits, n, &Device::Cpu)
+                    .map_err(|e| candle_error("reading the logits", e))
+            }
+        }
+    }
+}
+
 /// What the generation thread streams.
 #[derive(Debug)]
 enum StreamEvent {
@@ -484,28 +569,31 @@ impl Inner {
         };
         let mut sampler = LogitsProcessor::from_sampling(settings.seed, sampling);
         let mut scanner = StopScanner::new(&settings.stop);
-        let mut model = self
+        let mut weights = self
             .model
             .lock()
             .map_err(|_| Error::Other("the model was poisoned by a failed generation".into()))?;
-        model.clear_kv_cache();
-        let device = Device::Cpu;
+        let mut stepper = match &mut *weights {
+            Weights::Candle(model) => {
+                model.clear_kv_cache();
+                Stepper::Candle(model)
+            }
+            #[cfg(feature = "llama-cpp")]
+            Weights::LlamaCpp(model) => Stepper::LlamaCpp(model.session(
+                prompt_ids.len() + budget,
+                prompt_ids.len(),
+                threads(),
+            )?),
+        };
         let mut all_ids = prompt_ids.clone();
         let mut generated: Vec<u32> = Vec::new();
         let mut text = String::new();
-        let mut input = Tensor::new(prompt_ids.as_slice(), &device)
-            .and_then(|t| t.unsqueeze(0))
-            .map_err(|e| candle_error("building the input", e))?;
+        let mut input = prompt_ids.clone();
         let mut position = 0;
         let mut finish_reason = "length";
         while generated.len() < budget {
-            let logits = model
-                .forward(&input, position)
-                .and_then(|l| l.squeeze(0))
-                .map_err(|e| candle_error("running the model", e))?;
-            position += input
-                .dim(1)
-                .map_err(|e| candle_error("reading the input", e))?;
+            let logits = stepper.forward(&input, position)?;
+            position += input.len();
             let logits = if settings.repeat_penalty == 1.0 {
                 logits
             } else {
@@ -541,9 +629,7 @@ impl Inner {
                     finish_reason,
                 });
             }
-            input = Tensor::new(&[next], &device)
-                .and_then(|t| t.unsqueeze(0))
-                .map_err(|e| candle_error("building the input", e))?;
+            input = vec![next];
         }
         let rest = scanner.finish(&text);
         if !rest.is_empty() && finish_reason != "cancelled" {

@@ -5,7 +5,7 @@
 use futures::StreamExt;
 use ragloom_core::Llm;
 use ragloom_core::llms::ChatMessage;
-use ragloom_llms_candle::CandleLlm;
+use ragloom_llms_candle::{CandleLlm, Engine};
 use std::sync::OnceLock;
 
 const QUESTION: &str =
@@ -237,5 +237,112 @@ async fn a_function_agent_refuses_the_model_and_a_react_agent_runs_it() {
             e.to_string().contains("Max iterations of 2 reached!"),
             "{e}"
         ),
+    }
+}
+
+/// The llama.cpp engine (feature `llama-cpp`); without the feature, choosing
+/// it is a clear error.
+#[cfg(not(feature = "llama-cpp"))]
+#[test]
+fn choosing_llama_cpp_without_the_feature_is_an_error() {
+    let err = CandleLlm::builder("/nonexistent/model.gguf")
+        .engine(Engine::LlamaCpp)
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, ragloom_core::Error::Unsupported(_)), "{err}");
+    assert!(err.to_string().contains("`llama-cpp` feature"), "{err}");
+}
+
+#[cfg(feature = "llama-cpp")]
+mod llama_cpp {
+    use super::*;
+
+    fn build(engine: Engine, max_new_tokens: usize) -> Option<CandleLlm> {
+        let path = model_path()?;
+        Some(
+            CandleLlm::builder(path)
+                .engine(engine)
+                .max_new_tokens(max_new_tokens)
+                .build()
+                .unwrap(),
+        )
+    }
+
+    fn llm() -> Option<CandleLlm> {
+        static LLM: OnceLock<Option<CandleLlm>> = OnceLock::new();
+        LLM.get_or_init(|| build(Engine::LlamaCpp, 24)).clone()
+    }
+
+    #[tokio::test]
+    async fn greedy_answer_uses_the_context_and_streams_the_same() {
+        let Some(llm) = llm() else { return };
+        let messages = [ChatMessage::user(QUESTION)];
+        let reply = llm.chat(&messages).await.unwrap();
+        assert!(
+            reply.message.content.contains("Lutz"),
+            "{:?}",
+            reply.message.content
+        );
+        let usage = reply.usage.unwrap();
+        assert!(usage.completion_tokens > 0 && usage.completion_tokens <= 24);
+        let mut stream = llm.stream_chat(&messages).await.unwrap();
+        let mut joined = String::new();
+        while let Some(item) = stream.next().await {
+            joined.push_str(item.unwrap().delta.as_deref().unwrap());
+        }
+        assert_eq!(joined, reply.message.content);
+        // Each request starts from an empty cache: the same answer again.
+        let again = llm.chat(&messages).await.unwrap();
+        assert_eq!(again.message.content, reply.message.content);
+    }
+
+    #[tokio::test]
+    async fn engines_agree_on_the_greedy_continuation() {
+        let Some(candle) = build(Engine::Candle, 1) else {
+            return;
+        };
+        let llama = build(Engine::LlamaCpp, 1).unwrap();
+        let prompt = "The capital of France is";
+        // The engines' kernels round differently, so only a token where the
+        // choice is clear must agree: the first one here.
+        let a = candle.complete(prompt, true).await.unwrap();
+        let b = llama.complete(prompt, true).await.unwrap();
+        assert_eq!(a.text, b.text);
+        assert_eq!(b.text.trim(), "Paris", "{:?}", b.text);
+        assert_eq!(
+            a.usage.unwrap().prompt_tokens,
+            b.usage.unwrap().prompt_tokens
+        );
+        let longer = build(Engine::LlamaCpp, 8).unwrap();
+        let text = longer.complete(prompt, true).await.unwrap().text;
+        assert!(text.starts_with(&b.text), "{text:?}");
+    }
+
+    #[tokio::test]
+    async fn context_window_and_stops_follow_the_settings() {
+        let Some(llm) = llm() else { return };
+        // llama.context_length is 8192, and llama.cpp is not capped at 4096.
+        assert_eq!(llm.metadata().context_window, 8192);
+        let whole = llm
+            .chat(&[ChatMessage::user(QUESTION)])
+            .await
+            .unwrap()
+            .message
+            .content;
+        let stopper = CandleLlm::builder(model_path().unwrap())
+            .engine(Engine::LlamaCpp)
+            .max_new_tokens(24)
+            .stop(["Lutz"])
+            .build()
+            .unwrap();
+        let cut = stopper.chat(&[ChatMessage::user(QUESTION)]).await.unwrap();
+        assert_eq!(cut.message.content, whole[..whole.find("Lutz").unwrap()]);
+        let small = CandleLlm::builder(model_path().unwrap())
+            .engine(Engine::LlamaCpp)
+            .context_window(16)
+            .build()
+            .unwrap();
+        let err = small.complete(QUESTION, false).await.unwrap_err();
+        assert!(err.to_string().contains("context window 16"), "{err}");
     }
 }
