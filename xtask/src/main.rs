@@ -300,16 +300,7 @@ fn models_bench() -> Result {
         var("RAGLOOM_TEST_MINILM_DIR"),
     ) {
         (Some(python), Some(model)) => {
-            let mut build = cargo();
-            build.args([
-                "build",
-                "--release",
-                "-p",
-                "ragloom-embeddings-huggingface",
-                "--example",
-                "embed_timing",
-            ]);
-            run("cargo build --example embed_timing", build)?;
+            build_example("ragloom-embeddings-huggingface", "embed_timing", &[])?;
             let mut b = Command::new("python3");
             b.arg(root().join("integrations/embeddings/huggingface/benches/embed_vs_st.py"))
                 .arg("--example")
@@ -329,18 +320,11 @@ fn models_bench() -> Result {
     let server_python = dirs_home().join(".cache/ragloom/llm-venv/bin/python");
     match var("RAGLOOM_TEST_GGUF") {
         Some(gguf) if server_python.exists() => {
-            let mut build = cargo();
-            build.args([
-                "build",
-                "--release",
-                "-p",
+            build_example(
                 "ragloom-llms-candle",
-                "--features",
-                "llama-cpp",
-                "--example",
                 "gen_timing",
-            ]);
-            run("cargo build --example gen_timing", build)?;
+                &["--features", "llama-cpp"],
+            )?;
             let mut b = Command::new("python3");
             b.arg(root().join("integrations/llms/candle/benches/gen_vs_llamacpp.py"))
                 .arg("--example")
@@ -361,6 +345,15 @@ fn models_bench() -> Result {
             Ok(())
         }
     }
+}
+
+/// Builds `example` of `package` in release, with extra cargo arguments.
+fn build_example(package: &str, example: &str, extra: &[&str]) -> Result {
+    let mut build = cargo();
+    build
+        .args(["build", "--release", "-p", package, "--example", example])
+        .args(extra);
+    run(&format!("cargo build --example {example}"), build)
 }
 
 /// The home folder (where `.ci/setup` keeps its venvs).
