@@ -1028,7 +1028,8 @@ impl BuildTx {
     }
 
     /// Folds the embedded store's keyword index into one list per term
-    /// (PostgreSQL keeps its full-text index current by itself).
+    /// when deletions or many segments call for it (PostgreSQL keeps its
+    /// full-text index current by itself).
     pub fn finish_keyword_index(&self) -> ragloom::Result<()> {
         match self {
             BuildTx::Sqlite { tx, .. } => tx.merge_keyword_index(),

@@ -4,8 +4,9 @@
 //! Files whose size and modification time are unchanged are not read again;
 //! the others are read in batches and refreshed through the library's
 //! `VectorStoreIndex::refresh_ref_docs` (or, without an embedding model, the
-//! same plan applied to the docstore, whose keyword index follows it). A kill
-//! at any moment leaves the last commit; a second ingest waits for the first.
+//! same plan applied to the docstore, whose keyword index follows it, each
+//! batch written while the next one is split). A kill at any moment leaves
+//! the last commit; a second ingest waits for the first.
 
 use crate::backend::{self, Index};
 use crate::error::{CliError, exit};
@@ -31,9 +32,14 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 /// The splitter's defaults (LlamaIndex's `SentenceSplitter`).
 pub const DEFAULT_CHUNK_SIZE: usize = 1024;
 pub const DEFAULT_CHUNK_OVERLAP: usize = 200;
-/// A batch of files read and written together, at most this many bytes...
-const BATCH_BYTES: u64 = 16 << 20;
-/// ...and this many files.
+/// A batch of files read and written together holds about a sixteenth of
+/// what an ingest reads, within these bytes: small batches let writing start
+/// early and keep the last write, which nothing overlaps, short; but each
+/// batch adds a keyword segment, and past 64 of them the write stops to
+/// merge them all (4 MB batches made the 1 GB corpus merge three times
+/// mid-ingest).
+const BATCH_BYTES: std::ops::RangeInclusive<u64> = (4 << 20)..=(16 << 20);
+/// ...and at most this many files.
 const BATCH_FILES: usize = 512;
 
 /// How to ingest.
@@ -150,49 +156,106 @@ enum Writer {
     },
 }
 
+/// Split nodes of one batch, waiting to be written.
+struct Staged {
+    nodes: Vec<Node>,
+    /// Their documents' ids and hashes, recorded once the nodes are stored.
+    hashes: Vec<(String, String)>,
+}
+
+impl Staged {
+    /// Stores the nodes (and their text rows), then their documents' hashes.
+    async fn store(self, context: StorageContext, text_rows: bool) -> ragloom::Result<()> {
+        let docstore = &context.docstore;
+        docstore.add_documents(&self.nodes, true, true).await?;
+        if text_rows {
+            context.vector_store()?.add(&self.nodes).await?;
+        }
+        record_hashes(docstore.as_ref(), &self.hashes).await
+    }
+}
+
 impl Writer {
-    /// Refreshes `docs`; returns, per document, whether it was written.
-    /// Adds the time spent splitting and writing to `split` and `write`.
+    /// Refreshes `docs`; returns, per document, whether it was written, and
+    /// how many nodes were split from them. Without an embedding model the
+    /// nodes of the batch before (`staged`) are written while these are
+    /// split, and these are left in `staged` for the next call or
+    /// [`Writer::flush`]. Adds the time spent splitting and writing to
+    /// `split` and `write` (which then overlap).
     async fn refresh(
         &self,
         docs: &[Node],
+        staged: &mut Option<Staged>,
         split: &mut Duration,
         write: &mut Duration,
-    ) -> ragloom::Result<Vec<bool>> {
+    ) -> ragloom::Result<(Vec<bool>, Option<usize>)> {
         match self {
             Writer::Vectors(index) => {
                 let started = Instant::now();
                 let written = index.refresh_ref_docs(docs).await;
                 *split += started.elapsed();
-                written
+                Ok((written?, None))
             }
             Writer::Text {
                 context,
                 transformations,
                 text_rows,
             } => {
-                let docstore = &context.docstore;
+                // Planned and deleted before the earlier batch's write
+                // starts: both need the transaction's connection, which the
+                // write holds.
                 let RefreshPlan {
                     written,
                     changed,
                     to_write,
                     hashes,
-                } = RefreshPlan::new(docstore.as_ref(), docs).await?;
+                } = RefreshPlan::new(context.docstore.as_ref(), docs).await?;
                 self.delete(&changed).await?;
+                let writing = staged.take().map(|batch| {
+                    let (context, text_rows) = (context.clone(), *text_rows);
+                    let runtime = tokio::runtime::Handle::current();
+                    // A thread of its own: the inserts are serial, and the
+                    // split below keeps the other core busy meanwhile.
+                    tokio::task::spawn_blocking(move || {
+                        let started = Instant::now();
+                        runtime
+                            .block_on(batch.store(context, text_rows))
+                            .map(|()| started.elapsed())
+                    })
+                });
                 let started = Instant::now();
                 let nodes =
-                    run_transformations_parallel(to_write, transformations, workers()).await?;
-                let split_done = Instant::now();
-                *split += split_done - started;
-                docstore.add_documents(&nodes, true, true).await?;
-                if *text_rows {
-                    context.vector_store()?.add(&nodes).await?;
+                    run_transformations_parallel(to_write, transformations, workers()).await;
+                *split += started.elapsed();
+                // The write is awaited before any error returns, so nothing
+                // of this ingest is written after it gives up.
+                if let Some(writing) = writing {
+                    *write += writing.await.map_err(|e| {
+                        ragloom::Error::Other(format!("writing a batch of nodes failed: {e}"))
+                    })??;
                 }
-                record_hashes(docstore.as_ref(), &hashes).await?;
-                *write += split_done.elapsed();
-                Ok(written)
+                let nodes = nodes?;
+                let count = nodes.len();
+                *staged = Some(Staged { nodes, hashes });
+                Ok((written, Some(count)))
             }
         }
+    }
+
+    /// Writes the nodes left staged by the last [`Writer::refresh`].
+    async fn flush(&self, staged: Option<Staged>, write: &mut Duration) -> ragloom::Result<()> {
+        if let (
+            Writer::Text {
+                context, text_rows, ..
+            },
+            Some(batch),
+        ) = (self, staged)
+        {
+            let started = Instant::now();
+            batch.store(context.clone(), *text_rows).await?;
+            *write += started.elapsed();
+        }
+        Ok(())
     }
 
     /// Removes documents and their nodes (unknown ids are no error).
@@ -459,6 +522,9 @@ pub async fn ingest(
     let (mut read_time, mut split_time, mut write_time) =
         (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut records: Vec<(String, FileRecord)> = Vec::new();
+    let mut staged: Option<Staged> = None;
+    let batch_bytes = (to_read.iter().map(|f| f.size).sum::<u64>() / 16)
+        .clamp(*BATCH_BYTES.start(), *BATCH_BYTES.end());
     let mut rest = to_read.as_slice();
     while !rest.is_empty() {
         let mut bytes = 0u64;
@@ -466,7 +532,7 @@ pub async fn ingest(
             .iter()
             .take_while(|f| {
                 bytes += f.size;
-                bytes <= BATCH_BYTES
+                bytes <= batch_bytes
             })
             .count()
             .clamp(1, BATCH_FILES);
@@ -526,8 +592,13 @@ pub async fn ingest(
         }
         summary.deleted += stale.len();
         writer.delete(&stale).await?;
-        let written = writer
-            .refresh(&report.documents, &mut split_time, &mut write_time)
+        let (written, nodes) = writer
+            .refresh(
+                &report.documents,
+                &mut staged,
+                &mut split_time,
+                &mut write_time,
+            )
             .await?;
         let written_ids: Vec<String> = report
             .documents
@@ -539,11 +610,15 @@ pub async fn ingest(
         summary.documents += report.documents.len();
         summary.ingested += written_ids.len();
         summary.unchanged += report.documents.len() - written_ids.len();
-        summary.nodes_written += writer.node_count(&written_ids).await?;
+        summary.nodes_written += match nodes {
+            Some(n) => n,
+            None => writer.node_count(&written_ids).await?,
+        };
         if let Some(bar) = &bar {
             bar.inc(batch.len() as u64);
         }
     }
+    writer.flush(staged, &mut write_time).await?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

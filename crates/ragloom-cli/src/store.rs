@@ -124,8 +124,10 @@ pub struct IngestSummary {
     pub stages: IngestStages,
 }
 
-/// Wall milliseconds of each stage of an ingest, summed over its batches
-/// (the stages of a batch run one after another, each on every core).
+/// Wall milliseconds of each stage of an ingest, summed over its batches.
+/// Without an embedding model each batch is written while the next one is
+/// split, so `split` and `write` overlap and the stages can add up to more
+/// than `millis`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct IngestStages {
     /// Opening the index, listing the source and stat'ing its files.

@@ -469,17 +469,12 @@ fn queries_read_the_last_commit_while_a_write_is_open() {
     lock.release();
 }
 
-/// A kv value as the store keeps it: TEXT, or (when long) a BLOB of raw deflate.
+/// A kv value as the store keeps it: TEXT, or (when long) a BLOB holding a zstd frame.
 fn stored_text(v: rusqlite::types::ValueRef<'_>) -> String {
-    use std::io::Read;
     match v {
         rusqlite::types::ValueRef::Text(t) => String::from_utf8(t.to_vec()).unwrap(),
         rusqlite::types::ValueRef::Blob(b) => {
-            let mut out = String::new();
-            flate2::read::DeflateDecoder::new(b)
-                .read_to_string(&mut out)
-                .unwrap();
-            out
+            String::from_utf8(zstd::stream::decode_all(b).unwrap()).unwrap()
         }
         other => panic!("unexpected value {other:?}"),
     }

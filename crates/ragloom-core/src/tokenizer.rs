@@ -17,6 +17,14 @@ pub trait Tokenizer: Send + Sync + std::fmt::Debug {
     fn count(&self, text: &str) -> usize {
         self.encode(text).len()
     }
+
+    /// `text`'s count when it is at most `limit`, else some number above
+    /// `limit`. A splitter only compares an oversized piece with the chunk
+    /// size, so counting may stop there: a 25 KB document need not be
+    /// counted whole before it is cut into sentences that are.
+    fn count_up_to(&self, text: &str, _limit: usize) -> usize {
+        self.count(text)
+    }
 }
 
 /// tiktoken's `cl100k_base`, called as LlamaIndex's `get_tokenizer()` calls
@@ -90,7 +98,7 @@ const CL100K_SPECIAL: [&str; 5] = [
 /// counting of each piece (no token ids are built) and a pre-tokenizer that
 /// scans character classes instead of running a regex: counting is what the
 /// splitters spend their time on.
-fn count_cl100k(text: &str) -> usize {
+fn count_cl100k(text: &str, limit: usize) -> usize {
     let bpe = bpe_openai::cl100k_base();
     let mut count = 0;
     let mut segment = 0;
@@ -100,7 +108,10 @@ fn count_cl100k(text: &str) -> usize {
         let at = search + found;
         match CL100K_SPECIAL.iter().find(|s| text[at..].starts_with(**s)) {
             Some(special) => {
-                count += count_ordinary(bpe, &text[segment..at]) + 1;
+                count += count_ordinary(bpe, &text[segment..at], limit - count) + 1;
+                if count > limit {
+                    return count;
+                }
                 segment = at + special.len();
                 search = segment;
             }
@@ -108,7 +119,7 @@ fn count_cl100k(text: &str) -> usize {
             None => search = at + 2,
         }
     }
-    count + count_ordinary(bpe, &text[segment..])
+    count + count_ordinary(bpe, &text[segment..], limit - count)
 }
 
 /// Pieces shorter than this are counted through the cache: words and
@@ -126,30 +137,33 @@ thread_local! {
 }
 
 /// Tokens of text holding no special token: the pre-tokenizer's pieces
-/// ([`pretokenize`]), each counted once per thread.
-fn count_ordinary(bpe: &bpe_openai::Tokenizer, text: &str) -> usize {
+/// ([`pretokenize`]), each counted once per thread; the count stops once it
+/// passes `limit`.
+fn count_ordinary(bpe: &bpe_openai::Tokenizer, text: &str, limit: usize) -> usize {
     PIECE_COUNTS.with(|cache| {
         let mut cache = cache.borrow_mut();
-        pretokenize::pieces(text)
-            .map(|piece| {
+        let mut count = 0;
+        for piece in pretokenize::pieces(text) {
+            count += if piece.len() == 1 {
                 // Every byte is a token of its own.
-                if piece.len() == 1 {
-                    return 1;
-                }
-                if piece.len() >= CACHED_PIECE_LEN {
-                    return bpe.bpe.count(piece.as_bytes());
-                }
-                if let Some(&n) = cache.get(piece) {
-                    return n as usize;
-                }
+                1
+            } else if piece.len() >= CACHED_PIECE_LEN {
+                bpe.bpe.count(piece.as_bytes())
+            } else if let Some(&n) = cache.get(piece) {
+                n as usize
+            } else {
                 let n = bpe.bpe.count(piece.as_bytes());
                 if cache.len() >= CACHED_PIECES {
                     cache.clear();
                 }
                 cache.insert(piece.into(), n as u32);
                 n
-            })
-            .sum()
+            };
+            if count > limit {
+                break;
+            }
+        }
+        count
     })
 }
 
@@ -159,7 +173,11 @@ impl Tokenizer for Cl100kTokenizer {
     }
 
     fn count(&self, text: &str) -> usize {
-        count_cl100k(text)
+        count_cl100k(text, usize::MAX)
+    }
+
+    fn count_up_to(&self, text: &str, limit: usize) -> usize {
+        count_cl100k(text, limit)
     }
 }
 
@@ -205,6 +223,30 @@ mod tests {
             "naïve café 東京 🙂 don't I'll 12345",
         ] {
             assert_eq!(t.count(text), t.encode(text).len(), "{text:?}");
+        }
+    }
+
+    /// A bounded count is the count up to the limit, and above it past there.
+    #[test]
+    fn bounded_counts_stop_only_past_the_limit() {
+        let t = Cl100kTokenizer::new();
+        let texts = [
+            "",
+            "hello world",
+            "a<|endoftext|>b c d<|endofprompt|>",
+            "<|endoftext|><|endoftext|><|endoftext|>",
+            "naïve café 東京 🙂 don't I'll 12345, and then some more words.",
+        ];
+        for text in texts {
+            let n = t.count(text);
+            for limit in 0..n + 3 {
+                let got = t.count_up_to(text, limit);
+                if n <= limit {
+                    assert_eq!(got, n, "{text:?} up to {limit}");
+                } else {
+                    assert!(got > limit && got <= n, "{text:?} up to {limit}: {got}");
+                }
+            }
         }
     }
 

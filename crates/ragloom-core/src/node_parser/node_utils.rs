@@ -112,8 +112,28 @@ impl<'a> CharCursor<'a> {
     /// Python's `text.find(needle, start)` in characters.
     fn find(&mut self, needle: &str, start: usize) -> Option<usize> {
         let from = self.byte_of(start)?;
-        let found = self.text.get(from..)?.find(needle)? + from;
+        let found = find_from(self.text.as_bytes(), needle.as_bytes(), from)?;
         Some(self.char_of(found))
+    }
+}
+
+/// How much of a needle [`find_from`] searches for before comparing the rest.
+const NEEDLE_PREFIX: usize = 64;
+
+/// The first occurrence of `needle` in `haystack` at or after `from`: the
+/// places its first bytes occur, in order, each checked for the rest. A
+/// chunk is kilobytes long and usually found a few kilobytes on, where a
+/// searcher for the whole chunk spent longer setting up than searching.
+fn find_from(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    let prefix = &needle[..needle.len().min(NEEDLE_PREFIX)];
+    let finder = memchr::memmem::Finder::new(prefix);
+    let mut at = from;
+    loop {
+        let found = at + finder.find(haystack.get(at..)?)?;
+        if haystack[found..].starts_with(needle) {
+            return Some(found);
+        }
+        at = found + 1;
     }
 }
 
@@ -252,6 +272,29 @@ mod tests {
         assert_eq!(c.find("x", 0), None);
         assert_eq!(c.find("", 18), Some(18));
         assert_eq!(c.find("", 19), None);
+    }
+
+    /// The prefix search finds what `str::find` finds, where the prefix
+    /// occurs many times before the whole needle does.
+    #[test]
+    fn find_from_is_str_find() {
+        let unit = "ab".repeat(NEEDLE_PREFIX);
+        let text = format!("{unit}é{unit}x{unit}{unit}y é");
+        for needle in [
+            format!("{unit}y"),
+            format!("{unit}x"),
+            format!("é{unit}"),
+            unit.clone(),
+            "y é".into(),
+            "é".into(),
+            "zz".into(),
+            String::new(),
+        ] {
+            for from in (0..=text.len()).filter(|i| text.is_char_boundary(*i)) {
+                let want = text[from..].find(&needle).map(|i| i + from);
+                assert_eq!(find_from(text.as_bytes(), needle.as_bytes(), from), want);
+            }
+        }
     }
 
     #[test]

@@ -250,14 +250,16 @@ impl SentenceSplitter {
         }
         let clause = self.clause_regex()?;
         let mut splits = Vec::new();
-        let token_size = self.tokenizer.count(text);
+        let token_size = self.tokenizer.count_up_to(text, chunk_size);
         self.split(text, token_size, chunk_size, &clause, 0, &mut splits)?;
         self.merge(&splits, chunk_size)
     }
 
     /// Python's `_split`: pieces no larger than `chunk_size` tokens unless
     /// indivisible. `token_size` is `text`'s token count, which the caller
-    /// already knows (Python counts every oversized piece twice).
+    /// already knows (Python counts every oversized piece twice). Counts stop
+    /// past `chunk_size`: an oversized piece's size is only ever compared
+    /// with it, so text is counted whole once, in the pieces that fit.
     fn split(
         &self,
         text: &str,
@@ -285,7 +287,7 @@ impl SentenceSplitter {
         let (pieces, is_sentence) = self.splits_by_fns(text, clause);
         let single = pieces.len() == 1;
         for piece in pieces {
-            let token_size = self.tokenizer.count(&piece);
+            let token_size = self.tokenizer.count_up_to(&piece, chunk_size);
             if token_size <= chunk_size || single {
                 out.push(Split {
                     text: piece,

@@ -3,8 +3,7 @@
 
 use regex::Regex;
 use rust_stemmers::{Algorithm, Stemmer};
-use rustc_hash::FxHashMap;
-use std::collections::HashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
@@ -27,7 +26,7 @@ pub const ENGLISH_STOPWORDS: &[&str] = &[
 static DEFAULT_PATTERN: LazyLock<Arc<Regex>> = LazyLock::new(|| {
     Arc::new(Regex::new(DEFAULT_TOKEN_PATTERN).expect("the default token pattern compiles"))
 });
-static DEFAULT_STOPWORDS: LazyLock<Arc<HashSet<String>>> =
+static DEFAULT_STOPWORDS: LazyLock<Arc<FxHashSet<String>>> =
     LazyLock::new(|| Arc::new(ENGLISH_STOPWORDS.iter().map(|s| s.to_string()).collect()));
 static ENGLISH_STEMMER: LazyLock<Arc<Stemmer>> =
     LazyLock::new(|| Arc::new(Stemmer::create(Algorithm::English)));
@@ -41,7 +40,10 @@ static ENGLISH_STEMMER: LazyLock<Arc<Stemmer>> =
 pub struct Bm25Tokenizer {
     pattern: Arc<Regex>,
     lowercase: bool,
-    stopwords: Arc<HashSet<String>>,
+    stopwords: Arc<FxHashSet<String>>,
+    /// The longest stopword's length in bytes: most words are longer, and
+    /// need no lookup.
+    longest_stopword: usize,
     stemmer: Option<Arc<Stemmer>>,
 }
 
@@ -69,6 +71,7 @@ impl Bm25Tokenizer {
             pattern: Arc::clone(&DEFAULT_PATTERN),
             lowercase: true,
             stopwords: Arc::clone(&DEFAULT_STOPWORDS),
+            longest_stopword: longest(&DEFAULT_STOPWORDS),
             stemmer: Some(Arc::clone(&ENGLISH_STEMMER)),
         }
     }
@@ -96,6 +99,7 @@ impl Bm25Tokenizer {
         S: Into<String>,
     {
         self.stopwords = Arc::new(words.into_iter().map(Into::into).collect());
+        self.longest_stopword = longest(&self.stopwords);
         self
     }
 
@@ -141,7 +145,7 @@ impl Bm25Tokenizer {
     /// The words of text already lowercased (if set), borrowed from it.
     fn for_each_word_of_lowered<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) {
         let mut keep = |t: &'t str| {
-            if !self.stopwords.contains(t) {
+            if t.len() > self.longest_stopword || !self.stopwords.contains(t) {
                 f(t);
             }
         };
@@ -155,42 +159,58 @@ impl Bm25Tokenizer {
     /// The terms of `text` with how often each occurs, and how many words
     /// it has (stopwords dropped): what a keyword index keeps per node, as
     /// [`tokenize`](Self::tokenize) would count it. Each thread remembers
-    /// the stems it made, so a word is stemmed once, not once per node.
+    /// the stems it made, so a word is stemmed once, not once per node, and
+    /// each occurrence costs one lookup of the word.
     pub fn term_counts(&self, text: &str) -> (Vec<(String, u32)>, u32) {
         let lowered = self.lowered(text);
-        let mut words: FxHashMap<&str, u32> = FxHashMap::default();
         let mut length = 0u32;
-        self.for_each_word_of_lowered(&lowered, |w| {
-            length = length.saturating_add(1);
-            *words.entry(w).or_default() += 1;
-        });
         let Some(stemmer) = &self.stemmer else {
+            let mut words: FxHashMap<&str, u32> = FxHashMap::default();
+            self.for_each_word_of_lowered(&lowered, |w| {
+                length = length.saturating_add(1);
+                *words.entry(w).or_default() += 1;
+            });
             let terms = words.into_iter().map(|(w, c)| (w.to_string(), c)).collect();
             return (terms, length);
         };
-        let mut terms: FxHashMap<String, u32> = FxHashMap::default();
         STEMS.with(|cache| {
             let mut cache = cache.borrow_mut();
-            let (owner, stems) = &mut *cache;
+            let cache = &mut *cache;
             // The weak reference keeps the stemmer's allocation, so another
             // stemmer never takes its address while these stems are kept.
-            if owner.as_ptr() != Arc::as_ptr(stemmer) || stems.len() >= CACHED_STEMS {
-                *owner = Arc::downgrade(stemmer);
-                stems.clear();
+            if cache.owner.as_ptr() != Arc::as_ptr(stemmer) || cache.ids.len() >= CACHED_STEMS {
+                cache.owner = Arc::downgrade(stemmer);
+                cache.ids.clear();
+                cache.stems.clear();
+                cache.stem_ids.clear();
             }
-            for (w, c) in words {
-                let stem = match stems.get(w) {
-                    Some(s) => s.clone(),
+            // A stem's count, by the stem's number in this thread's cache.
+            let mut counts: FxHashMap<u32, u32> = FxHashMap::default();
+            counts.reserve(lowered.len() / 32);
+            self.for_each_word_of_lowered(&lowered, |w| {
+                length = length.saturating_add(1);
+                let id = match cache.ids.get(w) {
+                    Some(&id) => id,
                     None => {
-                        let s: Box<str> = stemmer.stem(w).into();
-                        stems.insert(w.into(), s.clone());
-                        s
+                        let stem = stemmer.stem(w);
+                        let next = cache.stems.len() as u32;
+                        // Words sharing a stem share its number.
+                        let id = *cache.stem_ids.entry(stem.as_ref().into()).or_insert(next);
+                        if id == next {
+                            cache.stems.push(stem.into_owned().into());
+                        }
+                        cache.ids.insert(w.into(), id);
+                        id
                     }
                 };
-                *terms.entry(stem.into()).or_default() += c;
-            }
-        });
-        (terms.into_iter().collect(), length)
+                *counts.entry(id).or_default() += 1;
+            });
+            let terms = counts
+                .into_iter()
+                .map(|(id, c)| (cache.stems[id as usize].to_string(), c))
+                .collect();
+            (terms, length)
+        })
     }
 
     /// `word` stemmed, or unchanged when stemming is off. (Indexing stems each
@@ -207,12 +227,25 @@ impl Bm25Tokenizer {
 /// starts again: a few MB a thread.
 const CACHED_STEMS: usize = 1 << 16;
 
-/// A thread's stems: the stemmer they are for, and each word's stem.
-type StemCache = (std::sync::Weak<Stemmer>, FxHashMap<Box<str>, Box<str>>);
+fn longest(words: &FxHashSet<String>) -> usize {
+    words.iter().map(String::len).max().unwrap_or(0)
+}
+
+/// A thread's stems, numbered, for one stemmer.
+#[derive(Default)]
+struct StemCache {
+    /// The stemmer they are for.
+    owner: std::sync::Weak<Stemmer>,
+    /// Each word seen: its stem's number.
+    ids: FxHashMap<Box<str>, u32>,
+    /// Each stem's number, by the stem.
+    stem_ids: FxHashMap<Box<str>, u32>,
+    /// The stems, by number.
+    stems: Vec<Box<str>>,
+}
 
 thread_local! {
-    static STEMS: std::cell::RefCell<StemCache> =
-        std::cell::RefCell::new((std::sync::Weak::new(), FxHashMap::default()));
+    static STEMS: std::cell::RefCell<StemCache> = std::cell::RefCell::new(StemCache::default());
 }
 
 /// The matches of `\b\w\w+\b`: the runs of word characters two or more
@@ -220,34 +253,41 @@ thread_local! {
 /// whole run). A scan instead of the regex, which needs a forward and a
 /// reverse search per word; `\w` is regex-syntax's, the regex's own table.
 fn word_runs(text: &str) -> impl Iterator<Item = &str> {
-    let is_word = |c: char| {
-        if c.is_ascii() {
-            c.is_ascii_alphanumeric() || c == '_'
-        } else {
-            regex_syntax::is_word_character(c)
+    // Whether the character at byte `i` is a word character, and its length;
+    // ASCII, most of any text, is decided from the byte alone.
+    let word_at = |i: usize| -> (bool, usize) {
+        let b = text.as_bytes()[i];
+        if b.is_ascii() {
+            return (b.is_ascii_alphanumeric() || b == b'_', 1);
+        }
+        match text[i..].chars().next() {
+            Some(c) => (regex_syntax::is_word_character(c), c.len_utf8()),
+            None => (false, 1),
         }
     };
-    let mut chars = text.char_indices().peekable();
+    let mut at = 0;
     std::iter::from_fn(move || {
-        loop {
-            let (start, c) = chars.next()?;
-            if !is_word(c) {
+        while at < text.len() {
+            let (is_word, len) = word_at(at);
+            let start = at;
+            at += len;
+            if !is_word {
                 continue;
             }
-            let mut end = start + c.len_utf8();
-            let mut len = 1;
-            while let Some(&(i, c)) = chars.peek() {
-                if !is_word(c) {
+            let mut chars = 1;
+            while at < text.len() {
+                let (is_word, len) = word_at(at);
+                if !is_word {
                     break;
                 }
-                end = i + c.len_utf8();
-                len += 1;
-                chars.next();
+                at += len;
+                chars += 1;
             }
-            if len >= 2 {
-                return Some(&text[start..end]);
+            if chars >= 2 {
+                return Some(&text[start..at]);
             }
         }
+        None
     })
 }
 

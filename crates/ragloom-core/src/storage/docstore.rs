@@ -9,7 +9,7 @@ use crate::utils::run_blocking;
 use async_trait::async_trait;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -441,6 +441,9 @@ impl<B: KvBackend> KvDocumentStore<B> {
                 .map(|n| (store_text.then(|| doc_to_json(n)), n.hash()))
                 .collect()
         };
+        // Each source's info as the store held it before this batch, as in
+        // Python; looked up once per source, not once per node.
+        let mut stored_infos: HashMap<&str, RefDocInfo> = HashMap::new();
         for (node, (json, hash)) in nodes.iter().zip(prepared) {
             let node_id = node.node_id();
             if !allow_update && c.contains(node_id, &self.node_collection)? {
@@ -448,12 +451,17 @@ impl<B: KvBackend> KvDocumentStore<B> {
                     "node_id {node_id} already exists; set allow_update to overwrite it"
                 )));
             }
-            // Looked up in the store as it was before this batch, as in Python.
             let ref_doc_info = match node.source_node() {
-                Some(source) => Some(
-                    self.ref_doc_info_locked(c, &source.node_id)?
-                        .unwrap_or_default(),
-                ),
+                Some(source) => Some(match stored_infos.get(source.node_id.as_str()) {
+                    Some(info) => info.clone(),
+                    None => {
+                        let info = self
+                            .ref_doc_info_locked(c, &source.node_id)?
+                            .unwrap_or_default();
+                        stored_infos.insert(&source.node_id, info.clone());
+                        info
+                    }
+                }),
                 None => None,
             };
             if let Some(json) = json {

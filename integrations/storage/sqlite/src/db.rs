@@ -156,8 +156,10 @@ impl Db {
 
     /// Runs `f` inside the open transaction `tx` (its reads see its writes).
     fn in_tx<R>(&self, tx: &TxState, f: impl FnOnce(&Connection) -> Result<R>) -> Result<R> {
-        check_open(tx)?;
         let conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        // Checked under the lock: a write that waited for it while the
+        // transaction ended must not run on the connection after the end.
+        check_open(tx)?;
         f(&conn)
     }
 

@@ -8,7 +8,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::sync::Arc;
 
 /// The file's `kv` table (LlamaIndex's key-value collections) seen from the
@@ -32,30 +32,43 @@ impl KvBackend for SqliteKv {
     }
 }
 
-/// Values longer than this are stored deflated (as a BLOB; shorter ones as
-/// TEXT): a node's JSON, with its metadata repeated in its relationships,
+/// Values longer than this are stored compressed (as a BLOB; shorter ones
+/// as TEXT): a node's JSON, with its metadata repeated in its relationships,
 /// halves, and the file holds the text about once.
 const COMPRESS_FROM: usize = 512;
 
-/// A value as stored: TEXT as it is, or a BLOB of raw deflate.
+/// How a zstd frame begins. Raw deflate never begins so (its first block
+/// would be a stored block whose length check fails), so files from before
+/// schema 4, whose BLOBs are raw deflate, read as they are.
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// zstd's fastest regular level. On the benchmark corpus's node JSON (88 MB)
+/// it gives 43.1 MB in 0.65 s, compressing and decompressing, where deflate
+/// at level 6 gave 44.6 MB in 1.33 s to compress alone: compressing was a
+/// sixth of an ingest's CPU.
+const ZSTD_LEVEL: i32 = 1;
+
+/// A value as stored: TEXT as it is, or a BLOB holding one zstd frame.
 pub(crate) fn encode_value(text: String) -> SqlValue {
     if text.len() < COMPRESS_FROM {
         return SqlValue::Text(text);
     }
-    let mut z = flate2::write::DeflateEncoder::new(
-        Vec::with_capacity(text.len() / 2),
-        flate2::Compression::new(6),
-    );
-    match z.write_all(text.as_bytes()).and_then(|()| z.finish()) {
+    match zstd::bulk::compress(text.as_bytes(), ZSTD_LEVEL) {
         Ok(bytes) => SqlValue::Blob(bytes),
         Err(_) => SqlValue::Text(text),
     }
 }
 
-/// A stored value's JSON text.
+/// A stored value's JSON text: TEXT, a zstd frame, or (schema 3 and
+/// earlier) raw deflate.
 pub(crate) fn decode_value(v: ValueRef<'_>) -> Result<String, String> {
     match v {
         ValueRef::Text(t) => String::from_utf8(t.to_vec()).map_err(|e| e.to_string()),
+        ValueRef::Blob(b) if b.starts_with(&ZSTD_MAGIC) => {
+            let bytes = zstd::stream::decode_all(b)
+                .map_err(|e| format!("cannot decompress a stored value: {e}"))?;
+            String::from_utf8(bytes).map_err(|e| e.to_string())
+        }
         ValueRef::Blob(b) => {
             let mut out = String::with_capacity(b.len() * 2);
             flate2::read::DeflateDecoder::new(b)
@@ -173,5 +186,52 @@ impl KvTable for Table<'_> {
             out.insert(key, value);
         }
         Ok(Cow::Owned(out))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn long_json() -> String {
+        let text = "Alice was beginning to get very tired of sitting by her sister. ".repeat(40);
+        serde_json::json!({ "text": text, "n": 1 }).to_string()
+    }
+
+    #[test]
+    fn long_values_are_zstd_frames_and_short_ones_text() {
+        let json = long_json();
+        match encode_value(json.clone()) {
+            SqlValue::Blob(b) => {
+                assert!(b.starts_with(&ZSTD_MAGIC));
+                assert!(b.len() < json.len() / 4, "{} of {}", b.len(), json.len());
+                assert_eq!(decode_value(ValueRef::Blob(&b)).unwrap(), json);
+            }
+            other => panic!("not compressed: {other:?}"),
+        }
+        let short = r#"{"a":1}"#.to_string();
+        assert_eq!(encode_value(short.clone()), SqlValue::Text(short));
+    }
+
+    /// Files written before schema 4 hold raw deflate: they read unchanged.
+    #[test]
+    fn deflated_values_of_older_files_still_read() {
+        let json = long_json();
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+        z.write_all(json.as_bytes()).unwrap();
+        let deflated = z.finish().unwrap();
+        assert!(!deflated.starts_with(&ZSTD_MAGIC));
+        assert_eq!(decode_value(ValueRef::Blob(&deflated)).unwrap(), json);
+    }
+
+    #[test]
+    fn damaged_values_are_errors() {
+        let mut frame = ZSTD_MAGIC.to_vec();
+        frame.extend_from_slice(b"not a frame");
+        assert!(decode_value(ValueRef::Blob(&frame)).is_err());
+        assert!(decode_value(ValueRef::Blob(b"\xff\xfe garbage")).is_err());
+        assert!(decode_value(ValueRef::Integer(3)).is_err());
     }
 }

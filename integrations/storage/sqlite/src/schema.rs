@@ -4,7 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema this build writes. Bump it with a new entry in `MIGRATIONS`.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -43,6 +43,10 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (term, segment)
     ) WITHOUT ROWID;
     CREATE TABLE bm25_deleted (row INTEGER PRIMARY KEY);",
+    // 3 → 4: long values are written as zstd frames instead of raw deflate.
+    // No table changes (deflated values still read); the version keeps
+    // builds that cannot read zstd from opening the file.
+    "",
 ];
 
 /// Brings the file at `conn` to [`SCHEMA_VERSION`]. The caller holds no

@@ -66,8 +66,9 @@ impl SqliteTransaction {
     }
 
     /// Merges the keyword index's segments (one per batch of added nodes)
-    /// into one list per term and drops deleted nodes' postings: call it at
-    /// the end of a long ingest, so queries read one row per term.
+    /// into one list per term and drops deleted nodes' postings, where
+    /// there are deleted nodes or more than a few segments: call it at the
+    /// end of a long ingest, so queries read a few rows per term at most.
     pub fn merge_keyword_index(&self) -> Result<()> {
         let scope = Scope::Tx(Arc::clone(&self.state));
         self.db

@@ -118,6 +118,14 @@ async fn the_keyword_index_ranks_as_bm25_retriever_through_updates_and_deletes()
     docstore.add_documents(&again, true, true).await.unwrap();
     assert_same_ranking(&store, 4).await;
 
+    // The same id twice in one call: the later node wins, in both.
+    let mut twice = split(&docs[4].0, &docs[4].1);
+    let mut later = twice[0].clone();
+    later.text = "The White Rabbit and the Queen of Hearts, written twice.".into();
+    twice.push(later);
+    docstore.add_documents(&twice, true, true).await.unwrap();
+    assert_same_ranking(&store, 4).await;
+
     // Many small writes (more segments than the merge threshold) stay equal.
     for (name, text) in docs.iter().skip(1).step_by(3) {
         for node in split(name, text).chunks(1).take(6) {
@@ -194,7 +202,7 @@ async fn nodes_stored_before_the_keyword_index_are_indexed_when_the_file_is_migr
     drop(conn);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), 4);
     let hits = store.bm25_retriever().retrieve_str("White Rabbit").unwrap();
     assert!(!hits.is_empty());
     assert_same_ranking(&store, 4).await;

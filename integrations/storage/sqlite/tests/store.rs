@@ -65,6 +65,73 @@ async fn a_new_file_records_the_schema_version_and_a_newer_one_is_refused() {
     );
 }
 
+/// A schema-3 file holds its long values as raw deflate: it opens as
+/// schema 4 with every node as it was, and what is written next is zstd.
+#[tokio::test]
+async fn a_schema_3_file_with_deflated_values_reads_and_migrates() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    let nodes = nodes_of(&sample_docs()).await;
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .docstore()
+        .add_documents(&nodes, true, true)
+        .await
+        .unwrap();
+    drop(store);
+    // Rewrite every compressed value as schema 3 stored it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let blobs: Vec<(String, String, Vec<u8>)> = conn
+        .prepare("SELECT collection, key, value FROM kv WHERE typeof(value) = 'blob'")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(!blobs.is_empty(), "no value was long enough to compress");
+    for (collection, key, blob) in &blobs {
+        let json = zstd::stream::decode_all(&blob[..]).unwrap();
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+        z.write_all(&json).unwrap();
+        conn.execute(
+            "UPDATE kv SET value = ?3 WHERE collection = ?1 AND key = ?2",
+            rusqlite::params![collection, key, z.finish().unwrap()],
+        )
+        .unwrap();
+    }
+    conn.execute(
+        "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 4);
+    let docstore = store.docstore();
+    for node in &nodes {
+        assert_eq!(docstore.get_node(&node.id_).await.unwrap().text, node.text);
+    }
+    let hits = store.bm25_retriever().retrieve_str("White Rabbit").unwrap();
+    assert!(!hits.is_empty());
+    let more = nodes_of(&[doc("d.txt", &"The Mock Turtle sighed deeply. ".repeat(20))]).await;
+    docstore.add_documents(&more, true, true).await.unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let value: Vec<u8> = conn
+        .query_row(
+            "SELECT value FROM kv WHERE collection = 'docstore/data' AND key = ?1",
+            [&more[0].id_],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        value.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]),
+        "not a zstd frame"
+    );
+}
+
 #[tokio::test]
 async fn the_docstore_behaves_as_the_in_memory_one() {
     let dir = tempfile::tempdir().unwrap();
