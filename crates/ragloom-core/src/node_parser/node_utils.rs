@@ -119,22 +119,28 @@ impl<'a> CharCursor<'a> {
 
 /// How much of a needle [`find_from`] searches for before comparing the rest.
 const NEEDLE_PREFIX: usize = 64;
+/// Places of the prefix [`find_from`] checks before it searches for the
+/// whole needle instead.
+const PREFIX_TRIES: usize = 16;
 
 /// The first occurrence of `needle` in `haystack` at or after `from`: the
 /// places its first bytes occur, in order, each checked for the rest. A
 /// chunk is kilobytes long and usually found a few kilobytes on, where a
 /// searcher for the whole chunk spent longer setting up than searching.
+/// Text where the prefix recurs often (a repeated line) falls back to that
+/// searcher, which stays linear where checking every place would not.
 fn find_from(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     let prefix = &needle[..needle.len().min(NEEDLE_PREFIX)];
     let finder = memchr::memmem::Finder::new(prefix);
     let mut at = from;
-    loop {
+    for _ in 0..PREFIX_TRIES {
         let found = at + finder.find(haystack.get(at..)?)?;
         if haystack[found..].starts_with(needle) {
             return Some(found);
         }
         at = found + 1;
     }
+    Some(at + memchr::memmem::find(haystack.get(at..)?, needle)?)
 }
 
 /// LlamaIndex's `NodeParser._postprocess_parsed_nodes`, in place: offsets
@@ -278,7 +284,8 @@ mod tests {
     /// occurs many times before the whole needle does.
     #[test]
     fn find_from_is_str_find() {
-        let unit = "ab".repeat(NEEDLE_PREFIX);
+        // Long enough that the prefix recurs more often than it is checked.
+        let unit = "ab".repeat(NEEDLE_PREFIX * PREFIX_TRIES);
         let text = format!("{unit}é{unit}x{unit}{unit}y é");
         for needle in [
             format!("{unit}y"),
@@ -290,7 +297,8 @@ mod tests {
             "zz".into(),
             String::new(),
         ] {
-            for from in (0..=text.len()).filter(|i| text.is_char_boundary(*i)) {
+            let starts = (0..=text.len()).filter(|i| text.is_char_boundary(*i));
+            for from in starts.step_by(7) {
                 let want = text[from..].find(&needle).map(|i| i + from);
                 assert_eq!(find_from(text.as_bytes(), needle.as_bytes(), from), want);
             }
