@@ -259,7 +259,8 @@ impl SentenceSplitter {
     /// indivisible. `token_size` is `text`'s token count, which the caller
     /// already knows (Python counts every oversized piece twice). Counts stop
     /// past `chunk_size`: an oversized piece's size is only ever compared
-    /// with it, so text is counted whole once, in the pieces that fit.
+    /// with it, so text is counted whole once, in the pieces that fit, plus
+    /// at most a chunk's worth of each piece that is cut further.
     fn split(
         &self,
         text: &str,
