@@ -16,18 +16,23 @@ use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::path::Path;
 
-/// Segments beyond which the postings are merged into one.
-const MAX_SEGMENTS: i64 = 64;
+/// Segments of one size level that are merged into one: a posting is
+/// rewritten about log16 of the index's size times, and a term's list is
+/// read from at most 15 segments per level. (8 made the 50 MB benchmark
+/// ingest merge its 4 MB batches once mid-way, 15% of its time, to a state
+/// no faster to query.)
+const MERGE_FACTOR: usize = 16;
+/// Segments beyond which everything is merged into one (only segments of
+/// very different sizes in turn, which the levels never gather, get there).
+const MAX_SEGMENTS: usize = 64;
 /// Segments an ingest may leave unmerged at its end. Merging the 13 of the
 /// 50 MB benchmark corpus took a twentieth of its ingest and left the file
 /// 6% larger (89.0 MB unmerged, 94.9 MB merged: the pages a merge frees stay
 /// in the file); unmerged, a query reads a few more rows per term.
-const SETTLED_SEGMENTS: i64 = 16;
-/// Terms merged per step of a merge, so memory stays bounded at any size.
-const MERGE_TERMS_PER_STEP: usize = 2_000;
+const SETTLED_SEGMENTS: usize = 16;
 
 /// One node's terms, counted before the write so tokenizing holds no lock.
 pub(crate) struct Counted {
@@ -272,8 +277,15 @@ pub(crate) fn add(path: &Path, conn: &Connection, counted: &[Counted]) -> Result
             }
         }
     }
-    let segment = meta_i64(conn, "bm25_next_segment").map_err(err)?;
-    {
+    let segment: i64 = conn
+        .query_row(
+            "SELECT COALESCE(MAX(segment) + 1, 0) FROM bm25_segments",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    let mut terms: Vec<(&str, Vec<Posting>)> = by_term.into_iter().collect();
+    if !terms.is_empty() {
         let mut put = conn
             .prepare_cached(
                 "INSERT INTO bm25_postings (term, segment, postings) VALUES (?1, ?2, ?3)",
@@ -281,92 +293,259 @@ pub(crate) fn add(path: &Path, conn: &Connection, counted: &[Counted]) -> Result
             .map_err(err)?;
         // In the table's order: each insert lands after the one before, not
         // at a random page of the postings.
-        let mut terms: Vec<(&str, Vec<Posting>)> = by_term.into_iter().collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
         for (term, postings) in &terms {
             put.execute(params![term, segment, encode(postings)])
                 .map_err(err)?;
         }
+        let names: Vec<&str> = terms.iter().map(|t| t.0).collect();
+        put_segment(path, conn, segment, counted.len() as i64, &names)?;
     }
-    set_meta(conn, "bm25_next_segment", segment + 1).map_err(err)?;
     set_stats(conn, s).map_err(err)?;
     maybe_merge(path, conn)
 }
 
-/// Merges every term's segments into one and forgets the tombstones, when
-/// there are many segments or tombstones reach a quarter of the nodes.
+/// Keeps the segments few at any size: whenever [`MERGE_FACTOR`] segments
+/// share a size level, they become one segment of the next level, so a
+/// posting is rewritten once per level (log of the index's size), however
+/// small the writes. Everything is merged, and the tombstones forgotten,
+/// when tombstones reach a quarter of the nodes or (segments of very
+/// different sizes in turn) more than [`MAX_SEGMENTS`] pile up.
 fn maybe_merge(path: &Path, conn: &Connection) -> Result<()> {
-    let (segments, tombstones) = backlog(path, conn)?;
-    let docs = stats(conn)
-        .map_err(|e| sql_err(path, "merging the keyword index", e))?
-        .docs;
-    if segments <= MAX_SEGMENTS && (tombstones == 0 || tombstones * 4 < docs.max(1)) {
-        return Ok(());
+    let err = |e| sql_err(path, "merging the keyword index", e);
+    let docs = stats(conn).map_err(err)?.docs;
+    let mut segments = list_segments(conn).map_err(err)?;
+    let tombstones = tombstone_count(conn).map_err(err)?;
+    if segments.len() > MAX_SEGMENTS || (tombstones > 0 && tombstones * 4 >= docs.max(1)) {
+        return merge_everything(path, conn);
     }
-    merge(path, conn)
+    while let Some(level) = crowded_level(&segments) {
+        let ids: Vec<i64> = segments
+            .iter()
+            .filter(|s| size_level(s.docs) == level)
+            .map(|s| s.id)
+            .collect();
+        merge(path, conn, &ids, false)?;
+        segments = list_segments(conn).map_err(err)?;
+    }
+    Ok(())
 }
 
-/// Merges every term's segments into one and forgets the tombstones, unless
-/// there are no tombstones and at most [`SETTLED_SEGMENTS`] segments: queries
-/// then read a few rows per term, and the file holds no deleted postings.
+/// Merges every segment into one and forgets the tombstones, unless there
+/// are no tombstones and at most [`SETTLED_SEGMENTS`] segments: queries then
+/// read a few rows per term, and the file holds no deleted postings.
 pub(crate) fn merge_all(path: &Path, conn: &Connection) -> Result<()> {
-    let (segments, tombstones) = backlog(path, conn)?;
-    if segments <= SETTLED_SEGMENTS && tombstones == 0 {
+    let err = |e| sql_err(path, "merging the keyword index", e);
+    let segments = list_segments(conn).map_err(err)?.len();
+    if segments <= SETTLED_SEGMENTS && tombstone_count(conn).map_err(err)? == 0 {
         return Ok(());
     }
-    merge(path, conn)
+    merge_everything(path, conn)
 }
 
-/// What a merge would clear: segments written since the last one, and tombstones.
-fn backlog(path: &Path, conn: &Connection) -> Result<(i64, i64)> {
+fn merge_everything(path: &Path, conn: &Connection) -> Result<()> {
     let err = |e| sql_err(path, "merging the keyword index", e);
-    let segments = meta_i64(conn, "bm25_next_segment").map_err(err)?;
-    let tombstones: i64 = conn
-        .query_row("SELECT count(*) FROM bm25_deleted", [], |r| r.get(0))
-        .map_err(err)?;
-    Ok((segments, tombstones))
+    let ids: Vec<i64> = list_segments(conn)
+        .map_err(err)?
+        .iter()
+        .map(|s| s.id)
+        .collect();
+    merge(path, conn, &ids, true)
 }
 
-fn merge(path: &Path, conn: &Connection) -> Result<()> {
+/// A segment: the postings one write (or one merge) added, and how many
+/// nodes it was written for (its size, for the merge policy).
+struct Segment {
+    id: i64,
+    docs: i64,
+}
+
+fn list_segments(conn: &Connection) -> rusqlite::Result<Vec<Segment>> {
+    conn.prepare_cached("SELECT segment, docs FROM bm25_segments ORDER BY segment")?
+        .query_map([], |r| {
+            Ok(Segment {
+                id: r.get(0)?,
+                docs: r.get(1)?,
+            })
+        })?
+        .collect()
+}
+
+fn tombstone_count(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT count(*) FROM bm25_deleted", [], |r| r.get(0))
+}
+
+/// A size's level: 0 below [`MERGE_FACTOR`] nodes, 1 below its square, and so on.
+fn size_level(docs: i64) -> u32 {
+    let factor = MERGE_FACTOR as i64;
+    let (mut d, mut level) = (docs.max(1), 0);
+    while d >= factor {
+        d /= factor;
+        level += 1;
+    }
+    level
+}
+
+/// The lowest level holding [`MERGE_FACTOR`] segments or more.
+fn crowded_level(segments: &[Segment]) -> Option<u32> {
+    let mut count: BTreeMap<u32, usize> = BTreeMap::new();
+    for s in segments {
+        *count.entry(size_level(s.docs)).or_default() += 1;
+    }
+    count
+        .into_iter()
+        .find(|&(_, n)| n >= MERGE_FACTOR)
+        .map(|(level, _)| level)
+}
+
+/// Merges the segments `ids` into one (under the lowest of their ids),
+/// dropping deleted nodes' postings; with `forget_tombstones`, `ids` are all
+/// the segments and the tombstones go too. Only the terms the segments hold
+/// (their term lists) are read and rewritten.
+fn merge(path: &Path, conn: &Connection, ids: &[i64], forget_tombstones: bool) -> Result<()> {
     let err = |e| sql_err(path, "merging the keyword index", e);
-    let deleted = deleted_rows(conn).map_err(err)?;
-    let terms: Vec<String> = conn
-        .prepare("SELECT DISTINCT term FROM bm25_postings ORDER BY term")
-        .and_then(|mut s| {
-            s.query_map([], |r| r.get(0))?
-                .collect::<rusqlite::Result<Vec<String>>>()
-        })
-        .map_err(err)?;
-    let mut read = conn
-        .prepare_cached("SELECT postings FROM bm25_postings WHERE term = ?1 ORDER BY segment")
-        .map_err(err)?;
-    let mut drop = conn
-        .prepare_cached("DELETE FROM bm25_postings WHERE term = ?1")
-        .map_err(err)?;
-    let mut put = conn
-        .prepare_cached("INSERT INTO bm25_postings (term, segment, postings) VALUES (?1, 0, ?2)")
-        .map_err(err)?;
-    let mut merged = Vec::new();
-    for chunk in terms.chunks(MERGE_TERMS_PER_STEP) {
-        for term in chunk {
-            merged.clear();
-            let blobs: Vec<Vec<u8>> = read
-                .query_map(params![term], |r| r.get(0))
-                .and_then(|rows| rows.collect())
-                .map_err(err)?;
-            for blob in &blobs {
-                decode(blob, &mut merged).ok_or_else(|| corrupt(path, term))?;
-            }
-            // Segments are written in row order, so the merged list stays sorted.
-            merged.retain(|p| !deleted.contains(&p.row));
-            drop.execute(params![term]).map_err(err)?;
-            if !merged.is_empty() {
-                put.execute(params![term, encode(&merged)]).map_err(err)?;
-            }
+    let Some(&into) = ids.iter().min() else {
+        return Ok(());
+    };
+    // Segment ids are integers from the file's own table, so they are
+    // written into the statements as they are.
+    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let mut terms: Vec<String> = Vec::new();
+    let mut docs = 0i64;
+    {
+        let mut read = conn
+            .prepare(&format!(
+                "SELECT docs, terms FROM bm25_segments WHERE segment IN ({list})"
+            ))
+            .map_err(err)?;
+        let mut rows = read.query([]).map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            docs += row.get::<_, i64>(0).map_err(err)?;
+            let bytes = row.get_ref(1).map_err(err)?;
+            let bytes = bytes.as_blob().map_err(|e| err(e.into()))?;
+            decode_terms(bytes, &mut terms).ok_or_else(|| {
+                Error::corrupt(path, "keyword index: a segment's term list is damaged")
+            })?;
         }
     }
-    conn.execute("DELETE FROM bm25_deleted", []).map_err(err)?;
-    set_meta(conn, "bm25_next_segment", 1).map_err(err)
+    terms.sort_unstable();
+    terms.dedup();
+    let deleted = deleted_rows(conn).map_err(err)?;
+    let mut read = conn
+        .prepare(&format!(
+            "SELECT postings FROM bm25_postings WHERE term = ?1 AND segment IN ({list})"
+        ))
+        .map_err(err)?;
+    let mut drop = conn
+        .prepare(&format!(
+            "DELETE FROM bm25_postings WHERE term = ?1 AND segment IN ({list})"
+        ))
+        .map_err(err)?;
+    let mut put = conn
+        .prepare_cached("INSERT INTO bm25_postings (term, segment, postings) VALUES (?1, ?2, ?3)")
+        .map_err(err)?;
+    let mut kept: Vec<String> = Vec::with_capacity(terms.len());
+    let mut merged = Vec::new();
+    for term in terms {
+        merged.clear();
+        {
+            let mut rows = read.query(params![term]).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                let blob = row.get_ref(0).map_err(err)?;
+                let bytes = blob.as_blob().map_err(|e| err(e.into()))?;
+                decode(bytes, &mut merged).ok_or_else(|| corrupt(path, &term))?;
+            }
+        }
+        merged.retain(|p| !deleted.contains(&p.row));
+        // A level's segments need not be neighbours, so their lists may
+        // interleave; the encoding stores ascending rows.
+        if !merged.is_sorted_by_key(|p| p.row) {
+            merged.sort_unstable_by_key(|p| p.row);
+        }
+        drop.execute(params![term]).map_err(err)?;
+        if !merged.is_empty() {
+            put.execute(params![term, into, encode(&merged)])
+                .map_err(err)?;
+            kept.push(term);
+        }
+    }
+    conn.execute(
+        &format!("DELETE FROM bm25_segments WHERE segment IN ({list})"),
+        [],
+    )
+    .map_err(err)?;
+    if forget_tombstones {
+        conn.execute("DELETE FROM bm25_deleted", []).map_err(err)?;
+        docs = stats(conn).map_err(err)?.docs;
+    }
+    if !kept.is_empty() {
+        put_segment(path, conn, into, docs, &kept)?;
+    }
+    Ok(())
+}
+
+/// Records a segment's size and its terms (sorted), which a merge reads.
+fn put_segment(
+    path: &Path,
+    conn: &Connection,
+    id: i64,
+    docs: i64,
+    terms: &[impl AsRef<str>],
+) -> Result<()> {
+    let err = |e| sql_err(path, "updating the keyword index", e);
+    let bytes = encode_terms(terms).map_err(|e| Error::Provider {
+        provider: "sqlite".into(),
+        message: format!("{}: compressing a term list: {e}", path.display()),
+        source: None,
+    })?;
+    conn.prepare_cached("INSERT INTO bm25_segments (segment, docs, terms) VALUES (?1, ?2, ?3)")
+        .and_then(|mut s| s.execute(params![id, docs, bytes]))
+        .map_err(err)?;
+    Ok(())
+}
+
+/// A term list: each term's length (varint) and bytes, as one zstd frame.
+fn encode_terms(terms: &[impl AsRef<str>]) -> std::io::Result<Vec<u8>> {
+    let mut raw = Vec::new();
+    for t in terms {
+        let t = t.as_ref().as_bytes();
+        put_varint(&mut raw, t.len() as u64);
+        raw.extend_from_slice(t);
+    }
+    zstd::bulk::compress(&raw, 1)
+}
+
+/// Appends a term list's terms to `out`; `None` if it is damaged.
+fn decode_terms(bytes: &[u8], out: &mut Vec<String>) -> Option<()> {
+    let raw = zstd::stream::decode_all(bytes).ok()?;
+    let mut pos = 0;
+    while pos < raw.len() {
+        let len = usize::try_from(get_varint(&raw, &mut pos)?).ok()?;
+        let term = raw.get(pos..pos.checked_add(len)?)?;
+        out.push(String::from_utf8(term.to_vec()).ok()?);
+        pos += len;
+    }
+    Some(())
+}
+
+/// Gives the segments of a file from before segment records (schema 3 and
+/// 4) their records, by merging them all into one.
+pub(crate) fn adopt_segments(conn: &Connection) -> std::result::Result<(), String> {
+    let path = Path::new(conn.path().unwrap_or_default());
+    let distinct = |sql: &str| -> rusqlite::Result<Vec<String>> {
+        conn.prepare(sql)?.query_map([], |r| r.get(0))?.collect()
+    };
+    let terms = distinct("SELECT DISTINCT term FROM bm25_postings ORDER BY term")
+        .map_err(|e| e.to_string())?;
+    let ids: Vec<i64> = conn
+        .prepare("SELECT DISTINCT segment FROM bm25_postings")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| e.to_string())?;
+    for &id in &ids {
+        // The whole list on each: a merge reads only the terms a segment holds.
+        put_segment(path, conn, id, 0, &terms).map_err(|e| e.to_string())?;
+    }
+    merge(path, conn, &ids, true).map_err(|e| e.to_string())
 }
 
 fn corrupt(path: &Path, term: &str) -> Error {
@@ -610,6 +789,44 @@ impl Ord for Ranked {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    fn sizes(docs: &[i64]) -> Vec<Segment> {
+        docs.iter()
+            .enumerate()
+            .map(|(i, &docs)| Segment { id: i as i64, docs })
+            .collect()
+    }
+
+    #[test]
+    fn segments_are_gathered_by_size_level() {
+        assert_eq!(
+            [0, 1, 15, 16, 255, 256, 4095, 4096].map(size_level),
+            [0, 0, 0, 1, 1, 2, 2, 3]
+        );
+        assert_eq!(crowded_level(&sizes(&[1; 15])), None);
+        assert_eq!(crowded_level(&sizes(&[1; 16])), Some(0));
+        // The lowest crowded level first, whatever the order of the sizes.
+        let mut mixed = [1; 32];
+        mixed.iter_mut().step_by(2).for_each(|d| *d = 17);
+        assert_eq!(crowded_level(&sizes(&mixed)), Some(0));
+        mixed[1] = 16;
+        assert_eq!(crowded_level(&sizes(&mixed)), Some(1));
+        assert_eq!(crowded_level(&sizes(&[5000, 17, 1, 300, 3])), None);
+    }
+
+    #[test]
+    fn term_lists_round_trip_and_damage_is_refused() {
+        let terms = ["", "alice", "ålesund", "rabbit", "z".repeat(300).leak()];
+        let bytes = encode_terms(&terms).unwrap();
+        let mut out = vec!["kept".to_string()];
+        decode_terms(&bytes, &mut out).unwrap();
+        assert_eq!(out[0], "kept");
+        assert_eq!(out[1..], terms.map(String::from));
+        assert!(decode_terms(&bytes[..bytes.len() - 3], &mut Vec::new()).is_none());
+        // A frame whose content ends inside a term is refused too.
+        let cut = zstd::bulk::compress(&[9, b'a', b'b'], 1).unwrap();
+        assert!(decode_terms(&cut, &mut Vec::new()).is_none());
+    }
 
     #[test]
     fn postings_round_trip() {

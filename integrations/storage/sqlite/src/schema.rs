@@ -4,7 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema this build writes. Bump it with a new entry in `MIGRATIONS`.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -47,6 +47,13 @@ const MIGRATIONS: &[&str] = &[
     // No table changes (deflated values still read); the version keeps
     // builds that cannot read zstd from opening the file.
     "",
+    // 4 → 5: a record per keyword segment (its size and its terms), so the
+    // merge policy can merge segments of one size without scanning the postings.
+    "CREATE TABLE bm25_segments (
+        segment INTEGER PRIMARY KEY,
+        docs INTEGER NOT NULL,
+        terms BLOB NOT NULL
+    );",
 ];
 
 /// Brings the file at `conn` to [`SCHEMA_VERSION`]. The caller holds no
@@ -92,6 +99,9 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<(), String> {
     if version < 3 {
         // Nodes stored before the keyword index existed are indexed now.
         crate::keyword::index_stored_nodes(&tx)?;
+    } else if version < 5 {
+        // Segments written before their records: merged into one, recorded.
+        crate::keyword::adopt_segments(&tx)?;
     }
     if version < SCHEMA_VERSION {
         tx.execute(

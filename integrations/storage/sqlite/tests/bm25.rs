@@ -6,7 +6,7 @@
 use ragloom_core::prelude::*;
 use ragloom_core::retrievers::BM25Retriever;
 use ragloom_core::storage::DocStore;
-use ragloom_storage_sqlite::SqliteStore;
+use ragloom_storage_sqlite::{SCHEMA_VERSION, SqliteStore};
 
 const QUESTIONS: &[&str] = &[
     "Who is the White Rabbit?",
@@ -195,6 +195,7 @@ async fn nodes_stored_before_the_keyword_index_are_indexed_when_the_file_is_migr
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TABLE bm25_docs; DROP TABLE bm25_postings; DROP TABLE bm25_deleted;
+         DROP TABLE bm25_segments;
          DELETE FROM meta WHERE key LIKE 'bm25_%';
          UPDATE meta SET value = '2' WHERE key = 'schema_version';",
     )
@@ -202,9 +203,105 @@ async fn nodes_stored_before_the_keyword_index_are_indexed_when_the_file_is_migr
     drop(conn);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     let hits = store.bm25_retriever().retrieve_str("White Rabbit").unwrap();
     assert!(!hits.is_empty());
+    assert_same_ranking(&store, 4).await;
+}
+
+/// The keyword segments' sizes, oldest first, read from the file.
+fn segment_sizes(path: &std::path::Path) -> Vec<i64> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.prepare("SELECT docs FROM bm25_segments ORDER BY segment")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn one_node_writes_merge_in_levels_of_sixteen_not_all_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    let store = SqliteStore::open(&path).unwrap();
+    let docstore = store.docstore();
+    let nodes: Vec<Node> = corpus()
+        .iter()
+        .flat_map(|(n, t)| split(n, t))
+        .take(291)
+        .collect();
+    assert_eq!(nodes.len(), 291);
+    for (i, node) in nodes.iter().enumerate() {
+        docstore
+            .add_documents(std::slice::from_ref(node), true, true)
+            .await
+            .unwrap();
+        if i == 255 {
+            // 256 writes: sixteen merges into segments of 16, then one of 256.
+            assert_eq!(segment_sizes(&path), [256]);
+        }
+    }
+    // 291 is 1·256 + 2·16 + 3 in base 16: one segment per unit of each
+    // digit, the biggest first (a merge keeps its oldest segment's place).
+    assert_eq!(segment_sizes(&path), [256, 16, 16, 1, 1, 1]);
+    assert_same_ranking(&store, 4).await;
+    assert_same_ranking(&store, 10).await;
+
+    // Ending a transaction's ingest leaves these few segments as they are;
+    // a tombstone makes it merge them all.
+    let tx = store.begin().await.unwrap();
+    tx.merge_keyword_index().unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(segment_sizes(&path).len(), 6);
+    docstore.delete_document(&nodes[5].id_).await.unwrap();
+    let tx = store.begin().await.unwrap();
+    tx.merge_keyword_index().unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(segment_sizes(&path), [290]);
+    assert_same_ranking(&store, 4).await;
+}
+
+#[tokio::test]
+async fn segments_written_before_their_records_are_merged_when_the_file_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        for (name, text) in corpus().iter().take(5) {
+            store
+                .docstore()
+                .add_documents(&split(name, text), true, true)
+                .await
+                .unwrap();
+        }
+        // One deleted node: a tombstone the migration's merge forgets.
+        let first = store.docstore().docs().await.unwrap()[0].id_.clone();
+        store.docstore().delete_document(&first).await.unwrap();
+    }
+    assert_eq!(segment_sizes(&path).len(), 5);
+    // A schema-4 file: segments in the postings, no records of them.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DROP TABLE bm25_segments;
+         UPDATE meta SET value = '4' WHERE key = 'schema_version';",
+    )
+    .unwrap();
+    drop(conn);
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let live = store.docstore().docs().await.unwrap().len() as i64;
+    assert_eq!(segment_sizes(&path), [live]);
+    assert_same_ranking(&store, 4).await;
+    // Later writes add segments beside the merged one.
+    let docs = corpus();
+    store
+        .docstore()
+        .add_documents(&split(&docs[5].0, &docs[5].1), true, true)
+        .await
+        .unwrap();
+    assert_eq!(segment_sizes(&path).len(), 2);
     assert_same_ranking(&store, 4).await;
 }
 
