@@ -132,8 +132,8 @@ thread_local! {
     /// Token counts of pre-tokenizer pieces already seen on this thread:
     /// counting a word again costs a hash lookup instead of setting up a
     /// BPE encoder (most of a count's time on prose).
-    static PIECE_COUNTS: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, u32>> =
-        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+    static PIECE_COUNTS: std::cell::RefCell<crate::utils::StrMap<u32>> =
+        std::cell::RefCell::new(crate::utils::StrMap::default());
 }
 
 /// Tokens of text holding no special token: the pre-tokenizer's pieces
@@ -156,7 +156,7 @@ fn count_ordinary(bpe: &bpe_openai::Tokenizer, text: &str, limit: usize) -> usiz
                 if cache.len() >= CACHED_PIECES {
                     cache.clear();
                 }
-                cache.insert(piece.into(), n as u32);
+                cache.insert(piece, n as u32);
                 n
             };
             if count > limit {

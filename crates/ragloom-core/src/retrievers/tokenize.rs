@@ -158,58 +158,117 @@ impl Bm25Tokenizer {
 
     /// The terms of `text` with how often each occurs, and how many words
     /// it has (stopwords dropped): what a keyword index keeps per node, as
-    /// [`tokenize`](Self::tokenize) would count it. Each thread remembers
-    /// the stems it made, so a word is stemmed once, not once per node, and
-    /// each occurrence costs one lookup of the word.
+    /// [`tokenize`](Self::tokenize) would count it.
     pub fn term_counts(&self, text: &str) -> (Vec<(String, u32)>, u32) {
-        let lowered = self.lowered(text);
-        let mut length = 0u32;
-        let Some(stemmer) = &self.stemmer else {
-            let mut words: FxHashMap<&str, u32> = FxHashMap::default();
-            self.for_each_word_of_lowered(&lowered, |w| {
-                length = length.saturating_add(1);
-                *words.entry(w).or_default() += 1;
-            });
-            let terms = words.into_iter().map(|(w, c)| (w.to_string(), c)).collect();
-            return (terms, length);
+        let batch = self.count_batch(&[text]);
+        let terms = batch
+            .postings
+            .into_iter()
+            .map(|(term, mut list)| (term, list.pop().map_or(0, |(_, tf)| tf)))
+            .collect();
+        (terms, batch.lengths[0])
+    }
+
+    /// The terms of many texts, grouped by term: what a keyword index
+    /// writes for a batch of nodes, counted as [`tokenize`](Self::tokenize)
+    /// would. Texts are counted in runs on every core; each thread
+    /// remembers the terms its words became, so a word is stemmed once and
+    /// each occurrence costs one lookup, with no string built per term and text.
+    pub fn count_batch<T: AsRef<str> + Sync>(&self, texts: &[T]) -> TermBatch {
+        use rayon::prelude::*;
+        let run = texts
+            .len()
+            .div_ceil(2 * rayon::current_num_threads())
+            .max(1);
+        let runs: Vec<Run> = texts
+            .par_chunks(run)
+            .enumerate()
+            .map(|(i, chunk)| self.count_run(chunk, (i * run) as u32))
+            .collect();
+        let mut lengths = Vec::with_capacity(texts.len());
+        let mut postings: Vec<(String, Vec<(u32, u32)>)> = if runs.len() == 1 {
+            let (l, p) = runs.into_iter().next().unwrap_or_default();
+            lengths = l;
+            p.into_iter().map(|(t, list)| (t.into(), list)).collect()
+        } else {
+            // Runs in text order, so each term's list stays in text order.
+            let mut by_term: FxHashMap<Box<str>, Vec<(u32, u32)>> = FxHashMap::default();
+            for (l, p) in runs {
+                lengths.extend(l);
+                for (term, list) in p {
+                    by_term.entry(term).or_default().extend(list);
+                }
+            }
+            by_term
+                .into_iter()
+                .map(|(t, list)| (t.into(), list))
+                .collect()
         };
-        STEMS.with(|cache| {
+        postings.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        TermBatch { lengths, postings }
+    }
+
+    /// One run of texts, numbered from `first`, on this thread.
+    fn count_run<T: AsRef<str>>(&self, texts: &[T], first: u32) -> Run {
+        TERMS.with(|cache| {
             let mut cache = cache.borrow_mut();
             let cache = &mut *cache;
             // The weak reference keeps the stemmer's allocation, so another
-            // stemmer never takes its address while these stems are kept.
-            if cache.owner.as_ptr() != Arc::as_ptr(stemmer) || cache.ids.len() >= CACHED_STEMS {
-                cache.owner = Arc::downgrade(stemmer);
+            // stemmer never takes its address while these terms are kept.
+            let same = match (&cache.owner, &self.stemmer) {
+                (None, None) => true,
+                (Some(kept), Some(stemmer)) => kept.as_ptr() == Arc::as_ptr(stemmer),
+                _ => false,
+            };
+            if !same || cache.ids.len() >= CACHED_TERMS {
+                cache.owner = self.stemmer.as_ref().map(Arc::downgrade);
                 cache.ids.clear();
-                cache.stems.clear();
-                cache.stem_ids.clear();
+                cache.terms.clear();
+                cache.term_ids.clear();
             }
-            // A stem's count, by the stem's number in this thread's cache.
-            let mut counts: FxHashMap<u32, u32> = FxHashMap::default();
-            counts.reserve(lowered.len() / 32);
-            self.for_each_word_of_lowered(&lowered, |w| {
-                length = length.saturating_add(1);
-                let id = match cache.ids.get(w) {
-                    Some(&id) => id,
-                    None => {
-                        let stem = stemmer.stem(w);
-                        let next = cache.stems.len() as u32;
-                        // Words sharing a stem share its number.
-                        let id = *cache.stem_ids.entry(stem.as_ref().into()).or_insert(next);
-                        if id == next {
-                            cache.stems.push(stem.into_owned().into());
+            let mut lengths = Vec::with_capacity(texts.len());
+            // Each term's list, by the term's number in the cache; a text's
+            // count is the last entry while the text is being read.
+            let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
+            for (i, text) in texts.iter().enumerate() {
+                let doc = first + i as u32;
+                let mut length = 0u32;
+                self.for_each_word_of_lowered(&self.lowered(text.as_ref()), |w| {
+                    length = length.saturating_add(1);
+                    let id = match cache.ids.get(w) {
+                        Some(&id) => id,
+                        None => {
+                            let term = match &self.stemmer {
+                                Some(s) => s.stem(w),
+                                None => std::borrow::Cow::Borrowed(w),
+                            };
+                            let next = cache.terms.len() as u32;
+                            // Words sharing a stem share its number.
+                            let id = *cache.term_ids.entry(term.as_ref().into()).or_insert(next);
+                            if id == next {
+                                cache.terms.push(term.into_owned().into());
+                            }
+                            cache.ids.insert(w, id);
+                            id
                         }
-                        cache.ids.insert(w.into(), id);
-                        id
+                    } as usize;
+                    if lists.len() <= id {
+                        lists.resize_with(id + 1, Vec::new);
                     }
-                };
-                *counts.entry(id).or_default() += 1;
-            });
-            let terms = counts
+                    match lists[id].last_mut() {
+                        Some((d, tf)) if *d == doc => *tf += 1,
+                        _ => lists[id].push((doc, 1)),
+                    }
+                });
+                lengths.push(length);
+            }
+            let postings = lists
                 .into_iter()
-                .map(|(id, c)| (cache.stems[id as usize].to_string(), c))
+                .enumerate()
+                .filter(|(_, list)| !list.is_empty())
+                .map(|(id, list)| (cache.terms[id].clone(), list))
                 .collect();
-            (terms, length)
+            (lengths, postings)
         })
     }
 
@@ -223,29 +282,43 @@ impl Bm25Tokenizer {
     }
 }
 
-/// Stems a thread keeps (for one stemmer), up to this many before it
-/// starts again: a few MB a thread.
-const CACHED_STEMS: usize = 1 << 16;
+/// Words a thread keeps the terms of (for one stemmer), up to this many
+/// before it starts again: a few MB a thread.
+const CACHED_TERMS: usize = 1 << 16;
 
 fn longest(words: &FxHashSet<String>) -> usize {
     words.iter().map(String::len).max().unwrap_or(0)
 }
 
-/// A thread's stems, numbered, for one stemmer.
+/// A run of texts counted on one thread: each text's length, and each
+/// term's `(text index, count)` list.
+type Run = (Vec<u32>, Vec<(Box<str>, Vec<(u32, u32)>)>);
+
+/// The terms of many texts, grouped by term ([`Bm25Tokenizer::count_batch`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TermBatch {
+    /// Each text's length in terms (stopwords dropped).
+    pub lengths: Vec<u32>,
+    /// Each term, in order, with `(text index, count)` for every text
+    /// holding it, by text index.
+    pub postings: Vec<(String, Vec<(u32, u32)>)>,
+}
+
+/// A thread's terms, numbered, for one stemmer (or none).
 #[derive(Default)]
-struct StemCache {
-    /// The stemmer they are for.
-    owner: std::sync::Weak<Stemmer>,
-    /// Each word seen: its stem's number.
-    ids: FxHashMap<Box<str>, u32>,
-    /// Each stem's number, by the stem.
-    stem_ids: FxHashMap<Box<str>, u32>,
-    /// The stems, by number.
-    stems: Vec<Box<str>>,
+struct TermCache {
+    /// The stemmer they are for (`None`: no stemming).
+    owner: Option<std::sync::Weak<Stemmer>>,
+    /// Each word seen: its term's number.
+    ids: crate::utils::StrMap<u32>,
+    /// Each term's number, by the term.
+    term_ids: FxHashMap<Box<str>, u32>,
+    /// The terms, by number.
+    terms: Vec<Box<str>>,
 }
 
 thread_local! {
-    static STEMS: std::cell::RefCell<StemCache> = std::cell::RefCell::new(StemCache::default());
+    static TERMS: std::cell::RefCell<TermCache> = std::cell::RefCell::new(TermCache::default());
 }
 
 /// The matches of `\b\w\w+\b`: the runs of word characters two or more
@@ -353,6 +426,59 @@ mod tests {
             let got: HashMap<String, u32> = counts.into_iter().collect();
             assert_eq!(got, want, "{t:?}");
         }
+    }
+
+    /// A batch counts each text as `tokenize` does, grouped by term, in
+    /// text order, across runs on several threads.
+    #[test]
+    fn a_batch_counts_each_text_as_tokenize_does() {
+        let words = [
+            "Alice", "rabbit", "RUNNING", "runs", "the", "café", "x", "Hearts", "queen's",
+        ];
+        let texts: Vec<String> = (0..200u64)
+            .map(|i| {
+                let mut seed = i.wrapping_mul(2654435761) + 7;
+                (0..(i % 23))
+                    .map(|_| {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        words[(seed >> 33) as usize % words.len()]
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        for t in [
+            Bm25Tokenizer::new(),
+            Bm25Tokenizer::new().stemming(false),
+            Bm25Tokenizer::new().lowercase(false),
+            Bm25Tokenizer::new().stopwords(Vec::<String>::new()),
+        ] {
+            let batch = t.count_batch(&texts);
+            assert_eq!(batch.lengths.len(), texts.len());
+            let mut want: std::collections::BTreeMap<String, Vec<(u32, u32)>> = Default::default();
+            for (i, text) in texts.iter().enumerate() {
+                let terms = t.tokenize(text);
+                assert_eq!(batch.lengths[i] as usize, terms.len(), "{t:?} {text:?}");
+                let mut counts: std::collections::BTreeMap<String, u32> = Default::default();
+                for term in terms {
+                    *counts.entry(term).or_default() += 1;
+                }
+                for (term, n) in counts {
+                    want.entry(term).or_default().push((i as u32, n));
+                }
+            }
+            assert_eq!(
+                batch.postings,
+                want.into_iter().collect::<Vec<_>>(),
+                "{t:?}"
+            );
+        }
+        assert_eq!(
+            Bm25Tokenizer::new().count_batch::<&str>(&[]),
+            TermBatch::default()
+        );
     }
 
     /// A thread's stems are for one stemmer: another one, even made where

@@ -1,11 +1,12 @@
-//! Small shared helpers: Python-style `{name}` formatting, atomic file writes,
-//! Python's JSON layout, NumPy `.npy` arrays and blocking work off the async threads.
+//! Small shared helpers: Python-style `{name}` formatting, atomic writes, Python's JSON,
+//! `.npy` arrays, blocking work off the async threads and the tokenizers' word caches.
 
 mod blocking;
 mod fmt;
 mod fs;
 pub(crate) mod npy;
 mod pyjson;
+mod str_map;
 
 pub(crate) use blocking::run_blocking;
 pub use fmt::{format_named, template_vars};
@@ -14,3 +15,4 @@ pub use pyjson::{
     PythonFormatter, json_dumps, to_python_json_string, to_python_json_string_unescaped,
     write_python_json,
 };
+pub(crate) use str_map::StrMap;

@@ -109,11 +109,7 @@ impl DocStore for SqliteDocumentStore {
         store_text: bool,
     ) -> Result<()> {
         // Counted before the write, so tokenizing never holds the connection.
-        let counted = if store_text {
-            keyword::count_terms(&self.tokenizer, nodes)
-        } else {
-            Vec::new()
-        };
+        let counted = keyword::count_terms(&self.tokenizer, if store_text { nodes } else { &[] });
         let db = &self.db;
         db.write(&self.scope, |conn| {
             self.kv

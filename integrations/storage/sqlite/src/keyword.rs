@@ -10,11 +10,10 @@
 //! steps as the in-memory retriever, which makes the scores equal to its.
 
 use ragloom_core::error::{Error, Result};
-use ragloom_core::retrievers::Bm25Tokenizer;
+use ragloom_core::retrievers::{Bm25Tokenizer, TermBatch};
 use ragloom_core::schema::{MetadataMode, Node};
 use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
-use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::path::Path;
@@ -34,27 +33,23 @@ const MAX_SEGMENTS: usize = 64;
 /// in the file); unmerged, a query reads a few more rows per term.
 const SETTLED_SEGMENTS: usize = 16;
 
-/// One node's terms, counted before the write so tokenizing holds no lock.
+/// A batch of nodes' terms, counted before the write so tokenizing holds no lock.
 pub(crate) struct Counted {
-    node_id: String,
-    length: u32,
-    terms: Vec<(String, u32)>,
+    node_ids: Vec<String>,
+    terms: TermBatch,
 }
 
 /// Counts the terms of `nodes` (their text with embed-mode metadata, as the
-/// retriever reads it), each node on whichever core is free.
-pub(crate) fn count_terms(tokenizer: &Bm25Tokenizer, nodes: &[Node]) -> Vec<Counted> {
-    nodes
+/// retriever reads it), on every core.
+pub(crate) fn count_terms(tokenizer: &Bm25Tokenizer, nodes: &[Node]) -> Counted {
+    let texts: Vec<String> = nodes
         .par_iter()
-        .map(|node| {
-            let (terms, length) = tokenizer.term_counts(&node.get_content(MetadataMode::Embed));
-            Counted {
-                node_id: node.id_.clone(),
-                length,
-                terms,
-            }
-        })
-        .collect()
+        .map(|node| node.get_content(MetadataMode::Embed))
+        .collect();
+    Counted {
+        node_ids: nodes.iter().map(|n| n.id_.clone()).collect(),
+        terms: tokenizer.count_batch(&texts),
+    }
 }
 
 fn meta_i64(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
@@ -234,19 +229,20 @@ fn remove_rows(path: &Path, conn: &Connection, ids: &[String]) -> Result<bool> {
 }
 
 /// Adds counted nodes (replacing any already indexed under the same ids) as one new segment.
-pub(crate) fn add(path: &Path, conn: &Connection, counted: &[Counted]) -> Result<()> {
-    if counted.is_empty() {
+pub(crate) fn add(path: &Path, conn: &Connection, counted: &Counted) -> Result<()> {
+    if counted.node_ids.is_empty() {
         return Ok(());
     }
     let err = |e| sql_err(path, "updating the keyword index", e);
+    let lengths = &counted.terms.lengths;
     let mut s = stats(conn).map_err(err)?;
-    let mut by_term: FxHashMap<&str, Vec<Posting>> = FxHashMap::default();
+    let mut rows = Vec::with_capacity(counted.node_ids.len());
     {
         let mut insert = conn
             .prepare_cached("INSERT INTO bm25_docs (node_id, length) VALUES (?1, ?2)")
             .map_err(err)?;
-        for c in counted {
-            let values = params![c.node_id, i64::from(c.length)];
+        for (node_id, &length) in counted.node_ids.iter().zip(lengths) {
+            let values = params![node_id, i64::from(length)];
             // Nodes are mostly new: an id already indexed shows as a
             // conflict, and only then is its old entry removed (one lookup
             // per node was a third of this function's time). Its tombstone
@@ -257,7 +253,7 @@ pub(crate) fn add(path: &Path, conn: &Connection, counted: &[Counted]) -> Result
                     if f.code == rusqlite::ErrorCode::ConstraintViolation =>
                 {
                     set_stats(conn, s).map_err(err)?;
-                    remove_rows(path, conn, std::slice::from_ref(&c.node_id))?;
+                    remove_rows(path, conn, std::slice::from_ref(node_id))?;
                     s = stats(conn).map_err(err)?;
                     insert.execute(values).map_err(err)?;
                 }
@@ -265,16 +261,9 @@ pub(crate) fn add(path: &Path, conn: &Connection, counted: &[Counted]) -> Result
                     other.map_err(err)?;
                 }
             }
-            let row = conn.last_insert_rowid();
+            rows.push(conn.last_insert_rowid());
             s.docs += 1;
-            s.total_len += i64::from(c.length);
-            for (term, tf) in &c.terms {
-                by_term.entry(term.as_str()).or_default().push(Posting {
-                    row,
-                    tf: *tf,
-                    len: c.length,
-                });
-            }
+            s.total_len += i64::from(length);
         }
     }
     let segment: i64 = conn
@@ -284,22 +273,29 @@ pub(crate) fn add(path: &Path, conn: &Connection, counted: &[Counted]) -> Result
             |r| r.get(0),
         )
         .map_err(err)?;
-    let mut terms: Vec<(&str, Vec<Posting>)> = by_term.into_iter().collect();
+    let terms = &counted.terms.postings;
     if !terms.is_empty() {
         let mut put = conn
             .prepare_cached(
                 "INSERT INTO bm25_postings (term, segment, postings) VALUES (?1, ?2, ?3)",
             )
             .map_err(err)?;
-        // In the table's order: each insert lands after the one before, not
-        // at a random page of the postings.
-        terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        for (term, postings) in &terms {
-            put.execute(params![term, segment, encode(postings)])
+        // Terms come sorted, so each insert lands after the one before, not
+        // at a random page of the postings; rows grow with the text index,
+        // so each list is in row order.
+        let mut postings = Vec::new();
+        for (term, list) in terms {
+            postings.clear();
+            postings.extend(list.iter().map(|&(i, tf)| Posting {
+                row: rows[i as usize],
+                tf,
+                len: lengths[i as usize],
+            }));
+            put.execute(params![term, segment, encode(&postings)])
                 .map_err(err)?;
         }
-        let names: Vec<&str> = terms.iter().map(|t| t.0).collect();
-        put_segment(path, conn, segment, counted.len() as i64, &names)?;
+        let names: Vec<&str> = terms.iter().map(|t| t.0.as_str()).collect();
+        put_segment(path, conn, segment, rows.len() as i64, &names)?;
     }
     set_stats(conn, s).map_err(err)?;
     maybe_merge(path, conn)
