@@ -41,6 +41,14 @@ const BATCH_BYTES: std::ops::RangeInclusive<u64> = (4 << 20)..=(16 << 20);
 /// ...and at most this many files.
 const BATCH_FILES: usize = 512;
 
+/// A node id that sorts after the ones made before it (a UUID v7; the
+/// library's default, as LlamaIndex's, is a random v4): each node's rows
+/// then land at the end of the store's key indexes, not at random pages,
+/// which at 1 GB made most of the write's time.
+fn time_ordered_id(_index: usize, _document: &Node) -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
 /// How to ingest.
 #[derive(Clone, Debug, Default)]
 pub struct IngestOptions {
@@ -483,7 +491,8 @@ pub async fn ingest(
 
     let mut splitter = SentenceSplitter::new()
         .chunk_size(settings.chunk_size)
-        .chunk_overlap(settings.chunk_overlap);
+        .chunk_overlap(settings.chunk_overlap)
+        .id_func(Arc::new(time_ordered_id));
     if let Some(tokenizer) = chunk_tokenizer {
         splitter = splitter.tokenizer(tokenizer);
     }

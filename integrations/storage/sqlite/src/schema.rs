@@ -47,13 +47,25 @@ const MIGRATIONS: &[&str] = &[
     // No table changes (deflated values still read); the version keeps
     // builds that cannot read zstd from opening the file.
     "",
-    // 4 → 5: a record per keyword segment (its size and its terms), so the
-    // merge policy can merge segments of one size without scanning the postings.
+    // 4 → 5: a record per keyword segment (its size, for the merge
+    // policy), and postings keyed by segment first, so a batch's rows are
+    // appended together and a merge reads each segment as one sorted run;
+    // queries find a term's rows through an index.
     "CREATE TABLE bm25_segments (
         segment INTEGER PRIMARY KEY,
-        docs INTEGER NOT NULL,
-        terms BLOB NOT NULL
-    );",
+        docs INTEGER NOT NULL
+    );
+    CREATE TABLE bm25_postings_5 (
+        segment INTEGER NOT NULL,
+        term TEXT NOT NULL,
+        postings BLOB NOT NULL,
+        PRIMARY KEY (segment, term)
+    ) WITHOUT ROWID;
+    INSERT INTO bm25_postings_5 (segment, term, postings)
+        SELECT segment, term, postings FROM bm25_postings ORDER BY segment, term;
+    DROP TABLE bm25_postings;
+    ALTER TABLE bm25_postings_5 RENAME TO bm25_postings;
+    CREATE INDEX bm25_postings_by_term ON bm25_postings (term);",
 ];
 
 /// Brings the file at `conn` to [`SCHEMA_VERSION`]. The caller holds no

@@ -243,7 +243,7 @@ async fn one_node_writes_merge_in_levels_of_sixteen_not_all_at_once() {
         }
     }
     // 291 is 1·256 + 2·16 + 3 in base 16: one segment per unit of each
-    // digit, the biggest first (a merge keeps its oldest segment's place).
+    // digit, oldest (biggest) first.
     assert_eq!(segment_sizes(&path), [256, 16, 16, 1, 1, 1]);
     assert_same_ranking(&store, 4).await;
     assert_same_ranking(&store, 10).await;
