@@ -398,7 +398,31 @@ fn crowded_level(segments: &[Segment]) -> Option<u32> {
 /// table's end: no page of a segment it leaves is touched.
 fn merge(path: &Path, conn: &Connection, ids: &[i64], forget_tombstones: bool) -> Result<()> {
     let err = |e| sql_err(path, "merging the keyword index", e);
+    // All or nothing, even inside a caller's transaction that commits after
+    // an error: half a merge would count the postings it had copied twice.
+    conn.execute_batch("SAVEPOINT bm25_merge").map_err(err)?;
+    let out = merge_unguarded(path, conn, ids, forget_tombstones);
+    let end = if out.is_ok() {
+        "RELEASE bm25_merge"
+    } else {
+        "ROLLBACK TO bm25_merge; RELEASE bm25_merge"
+    };
+    conn.execute_batch(end).map_err(err)?;
+    out
+}
+
+fn merge_unguarded(
+    path: &Path,
+    conn: &Connection,
+    ids: &[i64],
+    forget_tombstones: bool,
+) -> Result<()> {
+    let err = |e| sql_err(path, "merging the keyword index", e);
     if ids.is_empty() {
+        if forget_tombstones {
+            // Nodes with no terms leave tombstones and no segment.
+            conn.execute("DELETE FROM bm25_deleted", []).map_err(err)?;
+        }
         return Ok(());
     }
     // Segment ids are integers from the file's own table, so they are
@@ -519,10 +543,13 @@ fn next_row(rows: &mut rusqlite::Rows<'_>) -> rusqlite::Result<Option<(String, V
     }
 }
 
-/// The id a new segment gets: after every recorded one.
+/// The id a new segment gets: after every recorded one and every one
+/// holding postings (the postings' key starts with the segment, so both
+/// maxima are one step down a B-tree).
 fn next_segment(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row(
-        "SELECT COALESCE(MAX(segment) + 1, 0) FROM bm25_segments",
+        "SELECT MAX(COALESCE((SELECT MAX(segment) FROM bm25_segments), -1),
+                    COALESCE((SELECT MAX(segment) FROM bm25_postings), -1)) + 1",
         [],
         |r| r.get(0),
     )
@@ -547,7 +574,12 @@ pub(crate) fn adopt_segments(conn: &Connection) -> std::result::Result<(), Strin
     for &id in &ids {
         put_segment(path, conn, id, 0).map_err(|e| e.to_string())?;
     }
-    merge(path, conn, &ids, true).map_err(|e| e.to_string())
+    match merge(path, conn, &ids, true) {
+        // A damaged list fails the queries that read it, as before; it
+        // must not keep the file, its nodes and vectors, from opening.
+        Err(Error::CorruptFile { .. }) => Ok(()),
+        other => other.map_err(|e| e.to_string()),
+    }
 }
 
 fn corrupt(path: &Path, term: &str) -> Error {

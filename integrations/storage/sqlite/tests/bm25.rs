@@ -262,6 +262,68 @@ async fn one_node_writes_merge_in_levels_of_sixteen_not_all_at_once() {
     assert_same_ranking(&store, 4).await;
 }
 
+/// Turns the file back into a schema-4 file: postings keyed by term first,
+/// no segment records.
+fn make_schema_4(path: &std::path::Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "DROP TABLE bm25_segments;
+         CREATE TABLE old_postings (
+             term TEXT NOT NULL, segment INTEGER NOT NULL, postings BLOB NOT NULL,
+             PRIMARY KEY (term, segment)
+         ) WITHOUT ROWID;
+         INSERT INTO old_postings SELECT term, segment, postings FROM bm25_postings;
+         DROP TABLE bm25_postings;
+         ALTER TABLE old_postings RENAME TO bm25_postings;
+         UPDATE meta SET value = '4' WHERE key = 'schema_version';",
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_damaged_posting_list_does_not_keep_an_older_file_from_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.sqlite");
+    let docs = corpus();
+    let mut stored = 0;
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        for (name, text) in docs.iter().take(2) {
+            let nodes = split(name, text);
+            stored += nodes.len();
+            store
+                .docstore()
+                .add_documents(&nodes, true, true)
+                .await
+                .unwrap();
+        }
+    }
+    make_schema_4(&path);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute(
+            "UPDATE bm25_postings SET postings = x'ff' WHERE term = 'rabbit'",
+            [],
+        )
+        .unwrap();
+
+    // The migration's merge meets the damaged list: the segments are
+    // recorded unmerged, and the file opens with every node.
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.docstore().docs().await.unwrap().len(), stored);
+    assert_eq!(segment_sizes(&path), [0, 0]);
+    let e = store.bm25_retriever().retrieve_str("rabbit").unwrap_err();
+    assert!(e.to_string().contains("damaged"), "{e}");
+    assert!(
+        !store
+            .bm25_retriever()
+            .retrieve_str("Alice")
+            .unwrap()
+            .is_empty()
+    );
+}
+
 #[tokio::test]
 async fn segments_written_before_their_records_are_merged_when_the_file_is_migrated() {
     let dir = tempfile::tempdir().unwrap();
@@ -280,17 +342,19 @@ async fn segments_written_before_their_records_are_merged_when_the_file_is_migra
         store.docstore().delete_document(&first).await.unwrap();
     }
     assert_eq!(segment_sizes(&path).len(), 5);
-    // A schema-4 file: segments in the postings, no records of them.
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
-        "DROP TABLE bm25_segments;
-         UPDATE meta SET value = '4' WHERE key = 'schema_version';",
-    )
-    .unwrap();
-    drop(conn);
+    make_schema_4(&path);
 
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let key: Vec<String> = rusqlite::Connection::open(&path)
+        .unwrap()
+        .prepare("SELECT name FROM pragma_index_info('bm25_postings_by_term')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(key, ["term"]);
     let live = store.docstore().docs().await.unwrap().len() as i64;
     assert_eq!(segment_sizes(&path), [live]);
     assert_same_ranking(&store, 4).await;
