@@ -156,19 +156,6 @@ impl Bm25Tokenizer {
         }
     }
 
-    /// The terms of `text` with how often each occurs, and how many words
-    /// it has (stopwords dropped): what a keyword index keeps per node, as
-    /// [`tokenize`](Self::tokenize) would count it.
-    pub fn term_counts(&self, text: &str) -> (Vec<(String, u32)>, u32) {
-        let batch = self.count_batch(&[text]);
-        let terms = batch
-            .postings
-            .into_iter()
-            .map(|(term, mut list)| (term, list.pop().map_or(0, |(_, tf)| tf)))
-            .collect();
-        (terms, batch.lengths[0])
-    }
-
     /// The terms of many texts, grouped by term: what a keyword index
     /// writes for a batch of nodes, counted as [`tokenize`](Self::tokenize)
     /// would. Texts are counted in runs on every core; each thread
@@ -186,24 +173,18 @@ impl Bm25Tokenizer {
             .map(|(i, chunk)| self.count_run(chunk, (i * run) as u32))
             .collect();
         let mut lengths = Vec::with_capacity(texts.len());
-        let mut postings: Vec<(String, Vec<(u32, u32)>)> = if runs.len() == 1 {
-            let (l, p) = runs.into_iter().next().unwrap_or_default();
-            lengths = l;
-            p.into_iter().map(|(t, list)| (t.into(), list)).collect()
-        } else {
-            // Runs in text order, so each term's list stays in text order.
-            let mut by_term: FxHashMap<Box<str>, Vec<(u32, u32)>> = FxHashMap::default();
-            for (l, p) in runs {
-                lengths.extend(l);
-                for (term, list) in p {
-                    by_term.entry(term).or_default().extend(list);
-                }
+        // Runs in text order, so each term's list stays in text order.
+        let mut by_term: FxHashMap<Box<str>, Vec<(u32, u32)>> = FxHashMap::default();
+        for (l, p) in runs {
+            lengths.extend(l);
+            for (term, list) in p {
+                by_term.entry(term).or_default().extend(list);
             }
-            by_term
-                .into_iter()
-                .map(|(t, list)| (t.into(), list))
-                .collect()
-        };
+        }
+        let mut postings: Vec<(String, Vec<(u32, u32)>)> = by_term
+            .into_iter()
+            .map(|(t, list)| (t.into(), list))
+            .collect();
         postings.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         TermBatch { lengths, postings }
     }
@@ -406,6 +387,17 @@ mod tests {
     }
 
     /// Term counts are the counted terms of `tokenize`, for each setting.
+    /// One text's terms with their counts, and its length.
+    fn term_counts(t: &Bm25Tokenizer, text: &str) -> (Vec<(String, u32)>, u32) {
+        let batch = t.count_batch(&[text]);
+        let terms = batch
+            .postings
+            .into_iter()
+            .map(|(term, list)| (term, list.iter().map(|&(_, tf)| tf).sum()))
+            .collect();
+        (terms, batch.lengths[0])
+    }
+
     #[test]
     fn term_counts_count_what_tokenize_returns() {
         let text = "The Runners were RUNNING; runners run, the café's runs x";
@@ -420,7 +412,7 @@ mod tests {
             for term in &terms {
                 *want.entry(term.clone()).or_default() += 1;
             }
-            let (counts, length) = t.term_counts(text);
+            let (counts, length) = term_counts(&t, text);
             assert_eq!(length as usize, terms.len(), "{t:?}");
             assert_eq!(counts.len(), want.len(), "{t:?}");
             let got: HashMap<String, u32> = counts.into_iter().collect();
@@ -487,10 +479,13 @@ mod tests {
     fn stems_are_not_shared_between_stemmers() {
         for _ in 0..3 {
             let english = Bm25Tokenizer::new().stemmer(Algorithm::English);
-            assert_eq!(english.term_counts("running").0, [("run".to_string(), 1)]);
+            assert_eq!(term_counts(&english, "running").0, [("run".to_string(), 1)]);
             drop(english);
             let dutch = Bm25Tokenizer::new().stemmer(Algorithm::Dutch);
-            assert_eq!(dutch.term_counts("running").0, [("running".to_string(), 1)]);
+            assert_eq!(
+                term_counts(&dutch, "running").0,
+                [("running".to_string(), 1)]
+            );
         }
     }
 

@@ -21,8 +21,7 @@ use std::path::Path;
 /// Segments of one size level that are merged into one: a posting is
 /// rewritten about log16 of the index's size times, and a term's list is
 /// read from at most 15 segments per level. (8 made the 50 MB benchmark
-/// ingest merge its 4 MB batches once mid-way, 15% of its time, to a state
-/// no faster to query.)
+/// ingest merge its 4 MB batches once mid-way, about 15% of its time.)
 const MERGE_FACTOR: usize = 16;
 /// Segments beyond which everything is merged into one (only segments of
 /// very different sizes in turn, which the levels never gather, get there).
@@ -453,16 +452,15 @@ fn merge_unguarded(
     for (statement, id) in statements.iter_mut().zip(ids) {
         streams.push(statement.query(params![id]).map_err(err)?);
     }
-    // Each stream's current row; the heap orders them by term, then by
-    // stream (segments in the order given).
-    let mut heads: Vec<Option<(String, Vec<u8>)>> = Vec::with_capacity(streams.len());
+    // Each stream's current postings; the heap holds its term, ordered by
+    // term, then by stream (segments in the order given).
+    let mut heads: Vec<Vec<u8>> = vec![Vec::new(); streams.len()];
     let mut heap: BinaryHeap<Reverse<(String, usize)>> = BinaryHeap::new();
     for (i, rows) in streams.iter_mut().enumerate() {
-        let head = next_row(rows).map_err(err)?;
-        if let Some((term, _)) = &head {
-            heap.push(Reverse((term.clone(), i)));
+        if let Some((term, blob)) = next_row(rows).map_err(err)? {
+            heads[i] = blob;
+            heap.push(Reverse((term, i)));
         }
-        heads.push(head);
     }
     let mut release = conn
         .prepare_cached("DELETE FROM bm25_postings WHERE segment = ?1 AND term <= ?2")
@@ -483,12 +481,10 @@ fn merge_unguarded(
         same.sort_unstable();
         merged.clear();
         for &i in &same {
-            if let Some((_, blob)) = heads[i].take() {
-                decode(&blob, &mut merged).ok_or_else(|| corrupt(path, &term))?;
-            }
-            heads[i] = next_row(&mut streams[i]).map_err(err)?;
-            if let Some((next, _)) = &heads[i] {
-                heap.push(Reverse((next.clone(), i)));
+            decode(&heads[i], &mut merged).ok_or_else(|| corrupt(path, &term))?;
+            if let Some((next, blob)) = next_row(&mut streams[i]).map_err(err)? {
+                heads[i] = blob;
+                heap.push(Reverse((next, i)));
             }
         }
         merged.retain(|p| !deleted.contains(&p.row));
