@@ -435,13 +435,23 @@ def floor_table(fl: dict, text_bytes: int) -> list[str]:
     ]
 
 
-def stage_floors(floors_bin: str, corpus_dir: Path, rows: int) -> dict:
+def live_store(persist: Path) -> Path | None:
+    """The SQLite file of the index an ingest into `persist` made live."""
+    for pointer in sorted(persist.glob("indexes/*/current.json")):
+        name = json.loads(pointer.read_text()).get("db")
+        if name:
+            return pointer.parent / name
+    return None
+
+
+def stage_floors(floors_bin: str, corpus_dir: Path, rows: int, store: Path | None) -> dict:
     """The ingest_floors example: counting the text's tokens on every core,
-    and writing its bytes as `rows` rows of one SQLite transaction."""
+    writing its bytes as `rows` rows of one SQLite transaction, and writing
+    the rows of `store` (the index the ingest wrote) again into a new file."""
     if not os.access(floors_bin, os.X_OK):
         print(f"no {floors_bin}: the stage floors are left out", file=sys.stderr)
         return {}
-    run = measure([floors_bin, str(corpus_dir), str(rows)])
+    run = measure([floors_bin, str(corpus_dir), str(rows), *([str(store)] if store else [])])
     return last_json(run.stdout) or {}
 
 
@@ -458,6 +468,9 @@ def stage_table(rl: dict, fl: dict) -> list[str]:
          "counting the text's cl100k tokens on every core", fl.get("count_s")),
         ("write nodes, hashes and keyword counts; merge postings; commit",
          ms("write") + ms("keyword_index") + ms("commit"),
+         f"the index's own {fl.get('store_rows', '?')} rows, written again into a new file "
+         "in one SQLite transaction", fl.get("store_insert_s")),
+        ("(the same)", None,
          f"the text as {fl.get('rows', '?')} rows of one SQLite transaction", fl.get("insert_s")),
         ("(hashing, inside split and write)", None,
          "`sha256sum` of the concatenated text", fl.get("sha256_wall_s")),
@@ -596,7 +609,8 @@ def run(a: argparse.Namespace) -> dict:
     load_start = load_average()
     rl = bench_ragloom(ragloom, corpus_dir, work / "ragloom-store")
     if a.floors_bin and isinstance(rl.get("nodes"), int):
-        fl.update(stage_floors(a.floors_bin, corpus_dir, rl["nodes"]))
+        fl.update(stage_floors(a.floors_bin, corpus_dir, rl["nodes"],
+                               live_store(work / "ragloom-store")))
     py = bench_python(a.python, corpus_dir, work / "python-store") if a.python else None
     result = {"corpus": str(corpus_dir), "text_bytes": text_bytes, "floors": fl,
               "ragloom": rl, "python": py}

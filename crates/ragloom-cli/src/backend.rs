@@ -500,9 +500,9 @@ impl Index {
         }
         match self.pg() {
             None => match self.dir.live_db()? {
-                Some(path) if path.exists() => {
-                    Ok(Some(Build::Sqlite(store::open_build(&path, no_wait)?)))
-                }
+                Some(path) if path.exists() => Ok(Some(Build::Sqlite(store::open_build(
+                    &path, no_wait, false,
+                )?))),
                 Some(_) if rebuild_missing => Ok(None),
                 Some(path) => Err(CliError::new(
                     exit::FAILURE,
@@ -600,7 +600,7 @@ impl Index {
                 };
                 match live {
                     Some(Build::Sqlite(s)) if s.path() == path => Ok(Build::Sqlite(s)),
-                    _ => Ok(Build::Sqlite(store::open_build(&path, no_wait)?)),
+                    _ => Ok(Build::Sqlite(store::open_build(&path, no_wait, true)?)),
                 }
             }
             Some((url, schema)) => {

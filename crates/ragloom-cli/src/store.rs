@@ -329,15 +329,23 @@ fn remove_db_files(db: &Path) {
     }
 }
 
-/// Opens (or creates) the build at `path`; with `no_wait` a write held by
-/// another ingest fails at once instead of waiting.
-pub fn open_build(path: &Path, no_wait: bool) -> Result<SqliteStore, CliError> {
+/// Opens the build at `path`; with `no_wait` a write held by another
+/// ingest fails at once instead of waiting. A `new` build is one that is
+/// not live: nothing reads it, and its ingest commits it once, at its end,
+/// so what a failed or killed ingest left there is removed and the file is
+/// written fresh (once, in place; see `SqliteOptions::fresh`). Call it
+/// holding the writer lock.
+pub fn open_build(path: &Path, no_wait: bool, new: bool) -> Result<SqliteStore, CliError> {
+    if new {
+        remove_db_files(path);
+    }
     let options = SqliteOptions {
         busy_timeout: if no_wait {
             Duration::ZERO
         } else {
             SqliteOptions::default().busy_timeout
         },
+        fresh: new,
     };
     Ok(SqliteStore::open_with(path, options)?)
 }

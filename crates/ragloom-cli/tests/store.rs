@@ -759,6 +759,20 @@ impl Lcg {
     }
 }
 
+/// Starts an ingest of `data` into `home` and kills it after `delay`.
+fn ingest_killed_after(home: &Path, data: &Path, delay: Duration) {
+    let mut child = ragloom_process(home)
+        .arg("ingest")
+        .arg(data)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(delay);
+    let _ = child.kill();
+    child.wait().unwrap();
+}
+
 #[test]
 fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
     let rounds: usize = std::env::var("RAGLOOM_KILL_ROUNDS")
@@ -819,16 +833,7 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
         };
         let delay =
             Duration::from_micros(rng.next() % (full_time.as_micros() as u64 * 11 / 10).max(1));
-        let mut child = ragloom_process(&home)
-            .arg("ingest")
-            .arg(&data)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(delay);
-        let _ = child.kill();
-        child.wait().unwrap();
+        ingest_killed_after(&home, &data, delay);
 
         let now = state(&home);
         if now == old {
@@ -843,6 +848,58 @@ fn an_ingest_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
         assert_eq!(state(&home), new, "round {round}: the ingest after a kill");
     }
     eprintln!("kills: {saw_old} left the old state, {saw_new} the new one");
+}
+
+/// A first ingest killed at any moment leaves no index or the whole one: a
+/// new build is written in place, without the log, until its one commit,
+/// and the next ingest removes what a killed one left of it.
+#[test]
+fn a_first_ingest_killed_at_any_moment_leaves_no_index_or_the_whole_one() {
+    let rounds: usize = std::env::var("RAGLOOM_KILL_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12);
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("docs");
+    book_corpus(&data, 0..150, 0..0);
+    let started = Instant::now();
+    ingest(&work.path().join("whole"), &data);
+    let full_time = started.elapsed();
+    let whole = state(&work.path().join("whole"));
+    let seed = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("first-ingest kill test seed {seed}, full ingest {full_time:?}");
+    let mut rng = Lcg(seed);
+    let (mut saw_none, mut saw_whole) = (0, 0);
+    for round in 0..rounds {
+        let home = work.path().join(format!("killed-{round}"));
+        let delay =
+            Duration::from_micros(rng.next() % (full_time.as_micros() as u64 * 11 / 10).max(1));
+        ingest_killed_after(&home, &data, delay);
+        let live = home.exists()
+            && walkdir(&home)
+                .iter()
+                .any(|p| p.file_name().is_some_and(|n| n == "current.json"));
+        if live {
+            assert_eq!(
+                state(&home),
+                whole,
+                "round {round} (seed {seed}, killed after {delay:?})"
+            );
+            saw_whole += 1;
+        } else {
+            saw_none += 1;
+        }
+        ingest(&home, &data);
+        assert_eq!(
+            state(&home),
+            whole,
+            "round {round}: the ingest after a kill"
+        );
+    }
+    eprintln!("first-ingest kills: {saw_none} left no index, {saw_whole} the whole one");
 }
 
 /// The same tests with every index in PostgreSQL (`--store postgres://...`,

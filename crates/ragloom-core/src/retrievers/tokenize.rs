@@ -144,16 +144,24 @@ impl Bm25Tokenizer {
 
     /// The words of text already lowercased (if set), borrowed from it.
     fn for_each_word_of_lowered<'t>(&self, text: &'t str, mut f: impl FnMut(&'t str)) {
-        let mut keep = |t: &'t str| {
-            if t.len() > self.longest_stopword || !self.stopwords.contains(t) {
+        self.for_each_token_of_lowered(text, |t| {
+            if !self.is_stopword(t) {
                 f(t);
             }
-        };
+        });
+    }
+
+    /// The pattern's matches in text already lowercased, stopwords included.
+    fn for_each_token_of_lowered<'t>(&self, text: &'t str, f: impl FnMut(&'t str)) {
         if Arc::ptr_eq(&self.pattern, &DEFAULT_PATTERN) {
-            word_runs(text).for_each(&mut keep);
+            word_runs(text).for_each(f);
         } else {
-            self.pattern.find_iter(text).for_each(|m| keep(m.as_str()));
+            self.pattern.find_iter(text).map(|m| m.as_str()).for_each(f);
         }
+    }
+
+    fn is_stopword(&self, word: &str) -> bool {
+        word.len() <= self.longest_stopword && self.stopwords.contains(word)
     }
 
     /// The terms of many texts, grouped by term: what a keyword index
@@ -194,62 +202,37 @@ impl Bm25Tokenizer {
         TERMS.with(|cache| {
             let mut cache = cache.borrow_mut();
             let cache = &mut *cache;
-            // The weak reference keeps the stemmer's allocation, so another
-            // stemmer never takes its address while these terms are kept.
-            let same = match (&cache.owner, &self.stemmer) {
-                (None, None) => true,
-                (Some(kept), Some(stemmer)) => kept.as_ptr() == Arc::as_ptr(stemmer),
-                _ => false,
-            };
-            if !same || cache.ids.len() >= CACHED_TERMS {
-                cache.owner = self.stemmer.as_ref().map(Arc::downgrade);
-                cache.ids.clear();
-                cache.terms.clear();
-                cache.term_ids.clear();
+            if !cache.is_for(self) || cache.ids.len() >= CACHED_TERMS {
+                cache.reset_for(self);
             }
             let mut lengths = Vec::with_capacity(texts.len());
-            // Each term's list, by the term's number in the cache; a text's
-            // count is the last entry while the text is being read.
-            let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
+            // (term, text, count) for each term of each text, in text order.
+            let mut counts: Vec<(u32, u32, u32)> = Vec::new();
             for (i, text) in texts.iter().enumerate() {
                 let doc = first + i as u32;
                 let mut length = 0u32;
-                self.for_each_word_of_lowered(&self.lowered(text.as_ref()), |w| {
+                self.for_each_token_of_lowered(&self.lowered(text.as_ref()), |w| {
+                    let id = cache.id_of(self, w);
+                    if id == STOPWORD {
+                        return;
+                    }
                     length = length.saturating_add(1);
-                    let id = match cache.ids.get(w) {
-                        Some(&id) => id,
-                        None => {
-                            let term = match &self.stemmer {
-                                Some(s) => s.stem(w),
-                                None => std::borrow::Cow::Borrowed(w),
-                            };
-                            let next = cache.terms.len() as u32;
-                            // Words sharing a stem share its number.
-                            let id = *cache.term_ids.entry(term.as_ref().into()).or_insert(next);
-                            if id == next {
-                                cache.terms.push(term.into_owned().into());
-                            }
-                            cache.ids.insert(w, id);
-                            id
-                        }
-                    } as usize;
-                    if lists.len() <= id {
-                        lists.resize_with(id + 1, Vec::new);
+                    // A text's counts sit in one dense array by term: a
+                    // list per term, appended to at each word, made most
+                    // of this loop's time cache misses.
+                    let tf = &mut cache.tf[id as usize];
+                    if *tf == 0 {
+                        cache.seen.push(id);
                     }
-                    match lists[id].last_mut() {
-                        Some((d, tf)) if *d == doc => *tf += 1,
-                        _ => lists[id].push((doc, 1)),
-                    }
+                    *tf = tf.saturating_add(1);
                 });
+                for &id in &cache.seen {
+                    counts.push((id, doc, std::mem::take(&mut cache.tf[id as usize])));
+                }
+                cache.seen.clear();
                 lengths.push(length);
             }
-            let postings = lists
-                .into_iter()
-                .enumerate()
-                .filter(|(_, list)| !list.is_empty())
-                .map(|(id, list)| (cache.terms[id].clone(), list))
-                .collect();
-            (lengths, postings)
+            (lengths, cache.group(&counts))
         })
     }
 
@@ -273,7 +256,10 @@ fn longest(words: &FxHashSet<String>) -> usize {
 
 /// A run of texts counted on one thread: each text's length, and each
 /// term's `(text index, count)` list.
-type Run = (Vec<u32>, Vec<(Box<str>, Vec<(u32, u32)>)>);
+type Run = (Vec<u32>, TermLists);
+
+/// Each term with its `(text index, count)` list.
+type TermLists = Vec<(Box<str>, Vec<(u32, u32)>)>;
 
 /// The terms of many texts, grouped by term ([`Bm25Tokenizer::count_batch`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -285,17 +271,98 @@ pub struct TermBatch {
     pub postings: Vec<(String, Vec<(u32, u32)>)>,
 }
 
-/// A thread's terms, numbered, for one stemmer (or none).
+/// A word's entry in [`TermCache::ids`] when it is a stopword.
+const STOPWORD: u32 = u32::MAX;
+
+/// A thread's terms, numbered, for one stemmer and stopword list.
 #[derive(Default)]
 struct TermCache {
     /// The stemmer they are for (`None`: no stemming).
-    owner: Option<std::sync::Weak<Stemmer>>,
-    /// Each word seen: its term's number.
+    stemmer: Option<std::sync::Weak<Stemmer>>,
+    /// The stopwords they are for. Both are weak references that keep
+    /// their allocations, so another list never takes their addresses
+    /// while these terms are kept.
+    stopwords: std::sync::Weak<FxHashSet<String>>,
+    /// Each word seen: its term's number, or [`STOPWORD`].
     ids: crate::utils::StrMap<u32>,
     /// Each term's number, by the term.
     term_ids: FxHashMap<Box<str>, u32>,
     /// The terms, by number.
     terms: Vec<Box<str>>,
+    /// The text being counted: each term's count (by number, zero when
+    /// absent), and the terms it has.
+    tf: Vec<u32>,
+    seen: Vec<u32>,
+}
+
+impl TermCache {
+    fn is_for(&self, t: &Bm25Tokenizer) -> bool {
+        let stemmer = match (&self.stemmer, &t.stemmer) {
+            (None, None) => true,
+            (Some(kept), Some(s)) => kept.as_ptr() == Arc::as_ptr(s),
+            _ => false,
+        };
+        stemmer && self.stopwords.as_ptr() == Arc::as_ptr(&t.stopwords)
+    }
+
+    fn reset_for(&mut self, t: &Bm25Tokenizer) {
+        *self = Self {
+            stemmer: t.stemmer.as_ref().map(Arc::downgrade),
+            stopwords: Arc::downgrade(&t.stopwords),
+            ..Self::default()
+        };
+    }
+
+    /// The number of `word`'s term ([`STOPWORD`] for a stopword), stemming
+    /// it the first time it is seen.
+    fn id_of(&mut self, t: &Bm25Tokenizer, word: &str) -> u32 {
+        if let Some(&id) = self.ids.get(word) {
+            return id;
+        }
+        let id = if t.is_stopword(word) {
+            STOPWORD
+        } else {
+            let term = match &t.stemmer {
+                Some(s) => s.stem(word),
+                None => std::borrow::Cow::Borrowed(word),
+            };
+            let next = self.terms.len() as u32;
+            // Words sharing a stem share its number.
+            let id = *self.term_ids.entry(term.as_ref().into()).or_insert(next);
+            if id == next {
+                self.terms.push(term.into_owned().into());
+                self.tf.push(0);
+            }
+            id
+        };
+        self.ids.insert(word, id);
+        id
+    }
+
+    /// `(term, text, count)` triples grouped by term, each term's texts in
+    /// the order given (a counting sort by term number).
+    fn group(&self, counts: &[(u32, u32, u32)]) -> TermLists {
+        let mut starts = vec![0usize; self.terms.len() + 1];
+        for &(id, ..) in counts {
+            starts[id as usize + 1] += 1;
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut next = starts.clone();
+        let mut flat = vec![(0u32, 0u32); counts.len()];
+        for &(id, doc, tf) in counts {
+            let at = &mut next[id as usize];
+            flat[*at] = (doc, tf);
+            *at += 1;
+        }
+        starts
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| w[1] > w[0])
+            .map(|(id, w)| (self.terms[id].clone(), flat[w[0]..w[1]].to_vec()))
+            .collect()
+    }
 }
 
 thread_local! {
@@ -471,6 +538,34 @@ mod tests {
             Bm25Tokenizer::new().count_batch::<&str>(&[]),
             TermBatch::default()
         );
+    }
+
+    /// A thread's cached words are for one stopword list: tokenizers that
+    /// share a stemmer but not their stopwords each drop their own.
+    #[test]
+    fn cached_words_are_not_shared_between_stopword_lists() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let text = "the rabbit and alice and the rabbit";
+        let plain = Bm25Tokenizer::new();
+        let no_alice = Bm25Tokenizer::new().stopwords(["alice", "rabbit"]);
+        let none = Bm25Tokenizer::new().stopwords(Vec::<String>::new());
+        pool.install(|| {
+            for _ in 0..2 {
+                for t in [&plain, &no_alice, &none] {
+                    let (counts, length) = term_counts(t, text);
+                    assert_eq!(length as usize, t.tokenize(text).len(), "{t:?}");
+                    let terms: Vec<&str> = counts.iter().map(|(t, _)| t.as_str()).collect();
+                    let want: std::collections::BTreeSet<String> =
+                        t.tokenize(text).into_iter().collect();
+                    assert_eq!(terms, want.iter().map(String::as_str).collect::<Vec<_>>());
+                }
+            }
+        });
+        assert_eq!(term_counts(&no_alice, text).1, 4);
+        assert_eq!(term_counts(&none, text).1, 7);
     }
 
     /// A thread's stems are for one stemmer: another one, even made where

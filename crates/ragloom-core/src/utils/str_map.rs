@@ -24,18 +24,39 @@ impl<V> Default for StrMap<V> {
     }
 }
 
-/// A key as one integer of `N` bytes when it is shorter than `N`: its
-/// bytes, zeros, and its length in the last byte, so two keys pack equal
-/// exactly when they are equal.
-fn pack<const N: usize>(key: &str) -> Option<[u8; N]> {
-    let bytes = key.as_bytes();
-    if bytes.len() >= N {
-        return None;
-    }
-    let mut buf = [0u8; N];
-    buf[..bytes.len()].copy_from_slice(bytes);
-    buf[N - 1] = bytes.len() as u8;
-    Some(buf)
+/// Bytes `at..at + N` of `b` as a little-endian integer (`b` holds them).
+fn le<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&b[at..at + N]);
+    out
+}
+
+/// A key under 8 bytes as one integer: its bytes, zeros, and its length in
+/// the last byte, so two keys pack equal exactly when they are equal. Read
+/// with fixed-size loads, two that overlap where the key is short, rather
+/// than a copy of its length (a call to `memcpy` per word, 5% of an ingest).
+fn pack_short(b: &[u8]) -> u64 {
+    let n = b.len();
+    let bytes = match n {
+        0 => 0,
+        // Three bytes that, with the length, tell every key of 1 to 3 bytes apart.
+        1..=3 => u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16,
+        // The first four and the last four: where they overlap they agree.
+        _ => {
+            let lo = u64::from(u32::from_le_bytes(le::<4>(b, 0)));
+            let hi = u64::from(u32::from_le_bytes(le::<4>(b, n - 4)));
+            lo | hi << (8 * (n - 4))
+        }
+    };
+    bytes | (n as u64) << 56
+}
+
+/// A key of 8 to 15 bytes as one integer, as [`pack_short`] does.
+fn pack_medium(b: &[u8]) -> u128 {
+    let n = b.len();
+    let lo = u128::from(u64::from_le_bytes(le::<8>(b, 0)));
+    let hi = u128::from(u64::from_le_bytes(le::<8>(b, n - 8)));
+    (lo | hi << (8 * (n - 8))) | (n as u128) << 120
 }
 
 enum Key<'k> {
@@ -45,12 +66,11 @@ enum Key<'k> {
 }
 
 fn key(key: &str) -> Key<'_> {
-    if let Some(k) = pack::<8>(key) {
-        Key::Short(u64::from_le_bytes(k))
-    } else if let Some(k) = pack::<16>(key) {
-        Key::Medium(u128::from_le_bytes(k))
-    } else {
-        Key::Long(key)
+    let b = key.as_bytes();
+    match b.len() {
+        0..8 => Key::Short(pack_short(b)),
+        8..16 => Key::Medium(pack_medium(b)),
+        _ => Key::Long(key),
     }
 }
 
@@ -122,5 +142,44 @@ mod tests {
         map.clear();
         assert_eq!(map.len(), 0);
         assert_eq!(map.get("a"), None);
+    }
+
+    /// Every short key, and many others, packs to its own integer: the map
+    /// agrees with a map of strings.
+    #[test]
+    fn packed_keys_are_as_distinct_as_the_strings() {
+        let alphabet = ["a", "b", "\0", "é"];
+        let mut keys = vec![String::new()];
+        // Every key of up to four symbols (up to eight bytes), then random longer ones.
+        for _ in 0..4 {
+            let longer: Vec<String> = keys
+                .iter()
+                .flat_map(|k| alphabet.iter().map(move |c| format!("{k}{c}")))
+                .collect();
+            keys.extend(longer);
+        }
+        let mut seed: u64 = 3;
+        for _ in 0..5_000 {
+            let mut k = String::new();
+            for _ in 0..(seed % 19) {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                k.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            seed = seed.wrapping_add(1);
+            keys.push(k);
+        }
+        let mut map = StrMap::default();
+        let mut want = std::collections::HashMap::new();
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(map.get(k), want.get(k.as_str()), "{k:?}");
+            map.insert(k, i);
+            want.insert(k.as_str(), i);
+        }
+        assert_eq!(map.len(), want.len());
+        for (k, v) in &want {
+            assert_eq!(map.get(k), Some(v), "{k:?}");
+        }
     }
 }

@@ -16,12 +16,21 @@ pub struct SqliteOptions {
     /// before giving up (SQLite's busy timeout). Default: one hour, so a
     /// second ingest waits for the first; zero fails at once.
     pub busy_timeout: Duration,
+    /// The file is new and nothing reads it before this store's first
+    /// commit (a build an application publishes once it is written).
+    /// Until that commit its pages are written once, in place, with the
+    /// rollback journal in memory, instead of to the write-ahead log and
+    /// then again into the file; a process killed before it leaves a file
+    /// to delete, not one to open. Later commits use the log as usual.
+    /// Opening an existing, non-empty file this way is an error. Default: false.
+    pub fresh: bool,
 }
 
 impl Default for SqliteOptions {
     fn default() -> Self {
         Self {
             busy_timeout: Duration::from_secs(3600),
+            fresh: false,
         }
     }
 }
@@ -51,6 +60,9 @@ pub(crate) struct Db {
     pub(crate) turn: Arc<tokio::sync::Mutex<()>>,
     /// Whether a transaction is open, so a write beside it is refused instead of deadlocking.
     pub(crate) in_tx: AtomicBool,
+    /// Opened [`SqliteOptions::fresh`] and not yet committed: the writer
+    /// keeps its rollback journal in memory, and readers must not wait on it.
+    fresh: AtomicBool,
 }
 
 impl Db {
@@ -58,16 +70,56 @@ impl Db {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("creating", parent, e))?;
         }
+        if options.fresh && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            return Err(Error::InvalidInput(format!(
+                "{}: exists; a fresh store needs a new file",
+                path.display()
+            )));
+        }
         let mut writer = open_connection(path, &options, true)?;
         schema::migrate(&mut writer).map_err(|m| Error::corrupt(path, m))?;
         Ok(Self {
             path: path.to_path_buf(),
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
+            fresh: AtomicBool::new(options.fresh),
             options,
             turn: Arc::new(tokio::sync::Mutex::new(())),
             in_tx: AtomicBool::new(false),
         })
+    }
+
+    /// After a commit: a fresh file's first one is complete, and from now
+    /// on readers may read it while a writer writes, so it takes the log.
+    /// The writer is opened anew for it: the connection that wrote the
+    /// file without a log kept a transaction open after switching (every
+    /// checkpoint on it then failed as "locked").
+    fn committed(&self, conn: &mut Connection) -> Result<()> {
+        if self.fresh.load(Ordering::SeqCst) {
+            let options = SqliteOptions {
+                fresh: false,
+                ..self.options.clone()
+            };
+            let writer = open_connection(&self.path, &options, true)?;
+            let mode: String = writer
+                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                .map_err(|e| self.err("switching to the write-ahead log", e))?;
+            // SQLite keeps the old mode when it cannot switch: anything but
+            // the log would leave later commits unprotected against a kill.
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(Error::Provider {
+                    provider: "sqlite".into(),
+                    message: format!(
+                        "{}: the write-ahead log could not be turned on (the journal stays {mode})",
+                        self.path.display()
+                    ),
+                    source: None,
+                });
+            }
+            *conn = writer;
+            self.fresh.store(false, Ordering::SeqCst);
+        }
+        Ok(())
     }
 
     pub(crate) fn err(&self, what: &str, e: rusqlite::Error) -> Error {
@@ -106,11 +158,22 @@ impl Db {
                     Some(c) => c,
                     None => open_connection(&self.path, &self.options, false)?,
                 };
+                // A fresh file's writer may hold it whole until its first
+                // commit: a read then fails at once rather than waiting.
+                let fresh = self.fresh.load(Ordering::SeqCst);
+                if fresh {
+                    conn.busy_timeout(Duration::ZERO)
+                        .map_err(|e| self.err("starting a read", e))?;
+                }
                 conn.execute_batch("BEGIN DEFERRED")
                     .map_err(|e| self.err("starting a read", e))?;
                 let out = f(&conn);
                 // A read transaction only ends; nothing to keep.
                 let _ = conn.execute_batch("COMMIT");
+                if fresh {
+                    conn.busy_timeout(self.options.busy_timeout)
+                        .map_err(|e| self.err("ending a read", e))?;
+                }
                 self.readers
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -136,13 +199,14 @@ impl Db {
                         self.path.display()
                     )));
                 }
-                let conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
                 conn.execute_batch("BEGIN IMMEDIATE")
                     .map_err(|e| self.err("starting a write", e))?;
                 match f(&conn) {
                     Ok(out) => {
                         conn.execute_batch("COMMIT")
                             .map_err(|e| self.err("committing", e))?;
+                        self.committed(&mut conn)?;
                         Ok(out)
                     }
                     Err(e) => {
@@ -172,14 +236,18 @@ impl Db {
 
     /// Ends the transaction on the writer with `COMMIT` or `ROLLBACK`.
     pub(crate) fn end_on_writer(&self, commit: bool) -> Result<()> {
-        let conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut conn = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let sql = if commit { "COMMIT" } else { "ROLLBACK" };
         let out = conn.execute_batch(sql);
         if out.is_err() && commit {
             // A failed COMMIT leaves the transaction open: end it, so nothing half-written stays.
             let _ = conn.execute_batch("ROLLBACK");
         }
-        out.map_err(|e| self.err(if commit { "committing" } else { "rolling back" }, e))
+        out.map_err(|e| self.err(if commit { "committing" } else { "rolling back" }, e))?;
+        if commit {
+            self.committed(&mut conn)?;
+        }
+        Ok(())
     }
 
     /// Copies the write-ahead log into the file and empties it, waiting at
@@ -244,10 +312,14 @@ fn open_connection(path: &Path, options: &SqliteOptions, writer: bool) -> Result
         // node's compressed JSON is a few KiB, and 4 KiB pages would leave a
         // third of each page empty (measured: the 50 MB corpus takes 1.75x its
         // text instead of 2.1x).
-        conn.execute_batch(
-            "PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-             PRAGMA cache_size = -65536;",
-        )
+        // A fresh file keeps its rollback journal in memory until its first
+        // commit (see `SqliteOptions::fresh`): its pages are new, so there
+        // is almost nothing to journal, and nothing is written twice.
+        let journal = if options.fresh { "MEMORY" } else { "WAL" };
+        conn.execute_batch(&format!(
+            "PRAGMA page_size = 16384; PRAGMA journal_mode = {journal}; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
+             PRAGMA cache_size = -65536;"
+        ))
         .map_err(wrap)?;
     }
     Ok(conn)

@@ -266,6 +266,7 @@ async fn one_writer_at_a_time() {
         &path,
         SqliteOptions {
             busy_timeout: Duration::ZERO,
+            ..SqliteOptions::default()
         },
     )
     .unwrap();
@@ -507,4 +508,80 @@ async fn an_ingestion_pipeline_writes_into_a_transaction_and_upserts_and_deletes
     let hashes = context.docstore.get_all_document_hashes().await.unwrap();
     assert_eq!(hashes.len(), 2, "{hashes:?}");
     assert!(count().await < before);
+}
+
+/// A fresh file is written in place until its first commit, then takes the
+/// write-ahead log: it reads and writes as any other file afterwards.
+#[tokio::test]
+async fn a_fresh_file_commits_once_then_uses_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fresh.sqlite");
+    let fresh = SqliteOptions {
+        fresh: true,
+        ..SqliteOptions::default()
+    };
+    let store = SqliteStore::open_with(&path, fresh.clone()).unwrap();
+    let nodes = nodes_of(&sample_docs()).await;
+    let journal = |p: &std::path::Path| -> String {
+        let c = rusqlite::Connection::open(p).unwrap();
+        c.query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap()
+    };
+
+    // A rolled back transaction leaves nothing, and the file stays fresh.
+    let tx = store.begin().await.unwrap();
+    tx.storage_context()
+        .docstore
+        .add_documents(&nodes[..2], true, true)
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert!(store.docstore().docs().await.unwrap().is_empty());
+
+    let tx = store.begin().await.unwrap();
+    tx.storage_context()
+        .docstore
+        .add_documents(&nodes, true, true)
+        .await
+        .unwrap();
+    assert_eq!(
+        tx.storage_context().docstore.docs().await.unwrap().len(),
+        nodes.len()
+    );
+    tx.merge_keyword_index().unwrap();
+    tx.commit().await.unwrap();
+    assert!(store.checkpoint().unwrap());
+    assert_eq!(journal(&path), "wal");
+
+    // Another connection reads the commit; later transactions commit and roll back as usual.
+    let other = SqliteStore::open(&path).unwrap();
+    assert_eq!(other.docstore().docs().await.unwrap().len(), nodes.len());
+    let tx = store.begin().await.unwrap();
+    tx.storage_context()
+        .docstore
+        .delete_ref_doc("a.txt")
+        .await
+        .unwrap();
+    tx.rollback().await.unwrap();
+    assert_eq!(other.docstore().docs().await.unwrap().len(), nodes.len());
+    let tx = store.begin().await.unwrap();
+    tx.storage_context()
+        .docstore
+        .delete_ref_doc("a.txt")
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert!(other.docstore().docs().await.unwrap().len() < nodes.len());
+    let hits = other
+        .bm25_retriever()
+        .similarity_top_k(3)
+        .retrieve_str("queen hearts")
+        .unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h.node.ref_doc_id() != Some("a.txt")));
+
+    // A file that exists is not fresh.
+    drop((store, other));
+    let err = SqliteStore::open_with(&path, fresh).unwrap_err();
+    assert!(err.to_string().contains("exists"), "{err}");
 }
