@@ -352,15 +352,18 @@ impl Index {
         format!("ragloom-source:{schema}:{}", self.key)
     }
 
-    /// Takes this source's writer lock (PostgreSQL; the embedded store locks
-    /// at [`begin`](Self::begin)), saying so when another ingest makes it
-    /// wait; with `no_wait`, fails at once instead.
+    /// Takes this source's writer lock (a lock file beside the source's
+    /// folder for the embedded store and Qdrant, an advisory lock in
+    /// PostgreSQL), saying so when another ingest makes it wait; with
+    /// `no_wait`, fails at once instead. The embedded store's transaction
+    /// locks its file too, but only once the build is open: a new build's
+    /// leftovers are removed before that, under this lock.
     pub async fn lock_writer(
         &self,
         ui: &Ui,
         no_wait: bool,
     ) -> Result<Option<WriterGuard>, CliError> {
-        if self.qd().is_some() {
+        if self.qd().is_some() || self.pg().is_none() {
             return self.lock_file(ui, no_wait).await.map(Some);
         }
         let Some((url, schema)) = self.pg() else {
@@ -600,7 +603,14 @@ impl Index {
                 };
                 match live {
                     Some(Build::Sqlite(s)) if s.path() == path => Ok(Build::Sqlite(s)),
-                    _ => Ok(Build::Sqlite(store::open_build(&path, no_wait, true)?)),
+                    _ => {
+                        // New unless the pointer names it (a live file that
+                        // vanished is rebuilt where queries look for it, in
+                        // the usual way, so they never open a file being
+                        // written without its log).
+                        let named = self.dir.live_db()?.is_some_and(|live| live == path);
+                        Ok(Build::Sqlite(store::open_build(&path, no_wait, !named)?))
+                    }
                 }
             }
             Some((url, schema)) => {

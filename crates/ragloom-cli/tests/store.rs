@@ -451,6 +451,66 @@ fn a_second_writer_waits_or_with_no_wait_fails_at_once() {
     assert_eq!(json_of(&out.stdout)["ingest"]["ingested"], 1);
 }
 
+/// A build with new settings is written beside the live one, under the
+/// source's lock file: a second ingest waits for it (or fails at once with
+/// `--no-wait`) and never removes the file being written.
+#[test]
+fn a_new_build_is_written_under_the_sources_lock() {
+    if postgres_mode() || qdrant_mode() {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("docs");
+    small_corpus(&data);
+    ingest(home.path(), &data);
+    let before = query(home.path(), &data, "boat engine");
+    let old_build = live_db(home.path());
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(index_dir_in(&home.path().join("store/locks")))
+        .unwrap();
+    fs4::FileExt::lock(&file).unwrap();
+    let resize = ["ingest", "--chunk-size", "128", "--chunk-overlap", "16"];
+    let out = ragloom(home.path())
+        .args(resize)
+        .arg("--no-wait")
+        .arg(&data)
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("another ingest"), "{err}");
+    let mut waiting = ragloom_process(home.path())
+        .args(resize)
+        .arg(&data)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(waiting.try_wait().unwrap().is_none(), "it did not wait");
+    // Nothing of the new build is live meanwhile: queries read the old one.
+    assert_eq!(
+        query(home.path(), &data, "boat engine")["sources"],
+        before["sources"]
+    );
+    drop(file);
+    assert!(waiting.wait().unwrap().success());
+    let indexes = index_dir_in(&home.path().join("store/indexes"));
+    let builds = std::fs::read_dir(&indexes)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("index-") && name.ends_with(".sqlite")
+        })
+        .count();
+    assert_eq!(builds, 1, "the replaced build is removed");
+    let new_build = live_db(home.path());
+    assert_ne!(new_build, old_build);
+    assert!(new_build.exists());
+    assert!(!export(&new_build).is_empty());
+}
+
 #[test]
 fn queries_read_the_last_commit_while_a_write_is_open() {
     let home = tempfile::tempdir().unwrap();

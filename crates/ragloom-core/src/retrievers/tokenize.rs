@@ -205,6 +205,10 @@ impl Bm25Tokenizer {
             if !cache.is_for(self) || cache.ids.len() >= CACHED_TERMS {
                 cache.reset_for(self);
             }
+            // A run that unwound mid-text would leave its counts behind.
+            for id in cache.seen.drain(..) {
+                cache.tf[id as usize] = 0;
+            }
             let mut lengths = Vec::with_capacity(texts.len());
             // (term, text, count) for each term of each text, in text order.
             let mut counts: Vec<(u32, u32, u32)> = Vec::new();

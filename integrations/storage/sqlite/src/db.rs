@@ -93,33 +93,55 @@ impl Db {
     /// on readers may read it while a writer writes, so it takes the log.
     /// The writer is opened anew for it: the connection that wrote the
     /// file without a log kept a transaction open after switching (every
-    /// checkpoint on it then failed as "locked").
+    /// checkpoint on it then failed as "locked"). The commit stands whatever
+    /// happens here; if the log cannot be had, the writer keeps a rollback
+    /// journal on disk, so later commits still survive a kill.
     fn committed(&self, conn: &mut Connection) -> Result<()> {
-        if self.fresh.load(Ordering::SeqCst) {
-            let options = SqliteOptions {
-                fresh: false,
-                ..self.options.clone()
-            };
-            let writer = open_connection(&self.path, &options, true)?;
-            let mode: String = writer
-                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-                .map_err(|e| self.err("switching to the write-ahead log", e))?;
-            // SQLite keeps the old mode when it cannot switch: anything but
-            // the log would leave later commits unprotected against a kill.
-            if !mode.eq_ignore_ascii_case("wal") {
-                return Err(Error::Provider {
-                    provider: "sqlite".into(),
-                    message: format!(
-                        "{}: the write-ahead log could not be turned on (the journal stays {mode})",
-                        self.path.display()
-                    ),
-                    source: None,
-                });
-            }
-            *conn = writer;
-            self.fresh.store(false, Ordering::SeqCst);
+        if !self.fresh.swap(false, Ordering::SeqCst) {
+            return Ok(());
         }
-        Ok(())
+        match self.open_on_wal() {
+            Ok(writer) => {
+                *conn = writer;
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "committed; the file keeps a rollback journal");
+                conn.execute_batch("PRAGMA journal_mode = DELETE")
+                    .map_err(|e2| Error::Provider {
+                        provider: "sqlite".into(),
+                        message: format!(
+                            "{}: committed, but neither the write-ahead log ({e}) nor a rollback journal ({e2}) could be turned on",
+                            self.path.display()
+                        ),
+                        source: None,
+                    })
+            }
+        }
+    }
+
+    /// A new writer on the file, in WAL mode.
+    fn open_on_wal(&self) -> Result<Connection> {
+        let options = SqliteOptions {
+            fresh: false,
+            ..self.options.clone()
+        };
+        let writer = open_connection(&self.path, &options, true)?;
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(|e| self.err("switching to the write-ahead log", e))?;
+        // SQLite keeps the old mode when it cannot switch.
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::Provider {
+                provider: "sqlite".into(),
+                message: format!(
+                    "{}: the write-ahead log could not be turned on (the journal stays {mode})",
+                    self.path.display()
+                ),
+                source: None,
+            });
+        }
+        Ok(writer)
     }
 
     pub(crate) fn err(&self, what: &str, e: rusqlite::Error) -> Error {
