@@ -464,9 +464,9 @@ def stage_table(rl: dict, fl: dict) -> list[str]:
     ms = lambda k: st.get(k, 0) / 1000
     rows = [
         ("list and read the files", ms("list") + ms("read"), "`cat` of the files", fl.get("cat_wall_s")),
-        ("split (cl100k counts, sentences, node hashes)", ms("split"),
+        ("split and encode (cl100k counts, sentences, node hashes; node JSON, zstd, BM25 counts)", ms("split"),
          "counting the text's cl100k tokens on every core", fl.get("count_s")),
-        ("write nodes, hashes and keyword counts; merge postings; commit",
+        ("write the encoded rows (lookups, inserts); merge postings; commit",
          ms("write") + ms("keyword_index") + ms("commit"),
          f"the index's own {fl.get('store_rows', '?')} rows, written again into a new file "
          "in one SQLite transaction", fl.get("store_insert_s")),

@@ -1002,6 +1002,16 @@ impl BuildTx {
         }
     }
 
+    /// The embedded store's document store, typed, whose
+    /// [`prepare`](ragloom::sqlite::SqliteDocumentStore::prepare) lets a
+    /// batch be encoded while the one before it is written.
+    pub fn sqlite_docstore(&self) -> Option<Arc<ragloom::sqlite::SqliteDocumentStore>> {
+        match self {
+            BuildTx::Sqlite { tx, .. } => Some(tx.docstore().clone()),
+            _ => None,
+        }
+    }
+
     /// Whether nodes written without embeddings must also go to the vector
     /// store (PostgreSQL's full text reads the vector table, Qdrant's
     /// sparse vectors live in the nodes' points).

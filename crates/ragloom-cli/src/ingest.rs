@@ -20,6 +20,7 @@ use ragloom::indices::VectorStoreIndex;
 use ragloom::indices::{RefreshPlan, record_hashes};
 use ragloom::ingestion::run_transformations_parallel;
 use ragloom::readers::SimpleDirectoryReader;
+use ragloom::sqlite::{PreparedNodes, SqliteDocumentStore};
 use ragloom::storage::StorageContext;
 use ragloom::transform::TransformComponent;
 use ragloom::{Embedding, Node, ProviderSpec, SentenceSplitter};
@@ -160,21 +161,36 @@ enum Writer {
         /// The nodes also go to the vector store, without embeddings (where
         /// the store's full text is the keyword index).
         text_rows: bool,
+        /// The embedded store's docstore (the context's), which encodes a
+        /// batch while the one before it is written.
+        sqlite: Option<Arc<SqliteDocumentStore>>,
     },
 }
 
 /// Split nodes of one batch, waiting to be written.
 struct Staged {
     nodes: Vec<Node>,
+    /// Their stored form, made ready beside the split (embedded store).
+    prepared: Option<PreparedNodes>,
     /// Their documents' ids and hashes, recorded once the nodes are stored.
     hashes: Vec<(String, String)>,
 }
 
 impl Staged {
     /// Stores the nodes (and their text rows), then their documents' hashes.
-    async fn store(self, context: StorageContext, text_rows: bool) -> ragloom::Result<()> {
+    async fn store(
+        self,
+        context: StorageContext,
+        text_rows: bool,
+        sqlite: Option<Arc<SqliteDocumentStore>>,
+    ) -> ragloom::Result<()> {
         let docstore = &context.docstore;
-        docstore.add_documents(&self.nodes, true, true).await?;
+        match (sqlite, self.prepared) {
+            (Some(store), Some(prepared)) => {
+                store.add_prepared_nodes(&self.nodes, prepared, true)?
+            }
+            _ => docstore.add_documents(&self.nodes, true, true).await?,
+        }
         if text_rows {
             context.vector_store()?.add(&self.nodes).await?;
         }
@@ -207,6 +223,7 @@ impl Writer {
                 context,
                 transformations,
                 text_rows,
+                sqlite,
             } => {
                 // Planned and deleted before the earlier batch's write
                 // starts: both need the transaction's connection, which the
@@ -219,20 +236,37 @@ impl Writer {
                 } = RefreshPlan::new(context.docstore.as_ref(), docs).await?;
                 self.delete(&changed).await?;
                 let writing = staged.take().map(|batch| {
-                    let (context, text_rows) = (context.clone(), *text_rows);
+                    let (context, text_rows, sqlite) =
+                        (context.clone(), *text_rows, sqlite.clone());
                     let runtime = tokio::runtime::Handle::current();
                     // A thread of its own: the inserts are serial, and the
                     // split below keeps the other core busy meanwhile.
                     tokio::task::spawn_blocking(move || {
                         let started = Instant::now();
                         runtime
-                            .block_on(batch.store(context, text_rows))
+                            .block_on(batch.store(context, text_rows, sqlite))
                             .map(|()| started.elapsed())
                     })
                 });
                 let started = Instant::now();
                 let nodes =
                     run_transformations_parallel(to_write, transformations, workers()).await;
+                // Encoded here, beside the write, which then only inserts:
+                // on its own thread, it kept one core idle while it inserted.
+                let (nodes, prepared) = match (nodes, sqlite) {
+                    (Ok(nodes), Some(store)) => {
+                        let store = store.clone();
+                        tokio::task::spawn_blocking(move || {
+                            let prepared = store.prepare(&nodes, true);
+                            (Ok(nodes), prepared.map(Some))
+                        })
+                        .await
+                        .map_err(|e| {
+                            ragloom::Error::Other(format!("preparing a batch of nodes failed: {e}"))
+                        })?
+                    }
+                    (nodes, _) => (nodes, Ok(None)),
+                };
                 *split += started.elapsed();
                 // The write is awaited before any error returns, so nothing
                 // of this ingest is written after it gives up.
@@ -242,8 +276,13 @@ impl Writer {
                     })??;
                 }
                 let nodes = nodes?;
+                let prepared = prepared?;
                 let count = nodes.len();
-                *staged = Some(Staged { nodes, hashes });
+                *staged = Some(Staged {
+                    nodes,
+                    prepared,
+                    hashes,
+                });
                 Ok((written, Some(count)))
             }
         }
@@ -253,13 +292,18 @@ impl Writer {
     async fn flush(&self, staged: Option<Staged>, write: &mut Duration) -> ragloom::Result<()> {
         if let (
             Writer::Text {
-                context, text_rows, ..
+                context,
+                text_rows,
+                sqlite,
+                ..
             },
             Some(batch),
         ) = (self, staged)
         {
             let started = Instant::now();
-            batch.store(context.clone(), *text_rows).await?;
+            batch
+                .store(context.clone(), *text_rows, sqlite.clone())
+                .await?;
             *write += started.elapsed();
         }
         Ok(())
@@ -514,6 +558,7 @@ pub async fn ingest(
             context,
             transformations: vec![splitter],
             text_rows: tx.text_rows(),
+            sqlite: tx.sqlite_docstore(),
         },
     };
 

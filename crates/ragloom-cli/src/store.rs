@@ -134,8 +134,9 @@ pub struct IngestStages {
     pub list: u64,
     /// Reading files into documents.
     pub read: u64,
-    /// Splitting documents into nodes (with an embedding model: splitting,
-    /// embedding and writing, which the vector index does together).
+    /// Splitting documents into nodes and, in the embedded store, encoding
+    /// them as stored (with an embedding model: splitting, embedding and
+    /// writing, which the vector index does together).
     pub split: u64,
     /// Writing nodes, their hashes and their keyword counts.
     pub write: u64,

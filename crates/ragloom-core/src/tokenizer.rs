@@ -149,7 +149,7 @@ fn count_ordinary(bpe: &bpe_openai::Tokenizer, text: &str, limit: usize) -> usiz
                 1
             } else if piece.len() >= CACHED_PIECE_LEN {
                 bpe.bpe.count(piece.as_bytes())
-            } else if let Some(&n) = cache.get(piece) {
+            } else if let Some(n) = cache.get(piece) {
                 n as usize
             } else {
                 let n = bpe.bpe.count(piece.as_bytes());

@@ -320,7 +320,7 @@ impl TermCache {
     /// The number of `word`'s term ([`STOPWORD`] for a stopword), stemming
     /// it the first time it is seen.
     fn id_of(&mut self, t: &Bm25Tokenizer, word: &str) -> u32 {
-        if let Some(&id) = self.ids.get(word) {
+        if let Some(id) = self.ids.get(word) {
             return id;
         }
         let id = if t.is_stopword(word) {

@@ -428,12 +428,8 @@ impl<B: KvBackend> KvDocumentStore<B> {
         allow_update: bool,
         store_text: bool,
     ) -> Result<()> {
-        let mut node_pairs: Vec<(String, KvValue)> = Vec::new();
-        let mut metadata_pairs: Vec<(String, KvValue)> = Vec::new();
-        // One prepared info per node, grouped by source document.
-        let mut ref_doc_pairs: IndexMap<String, Vec<RefDocInfo>> = IndexMap::new();
         // Each node's JSON and hash are built in parallel before the
-        // lookups below, which need the table: they are most of a write.
+        // lookups, which need the table: they are most of a write.
         let prepared: Vec<(Option<KvValue>, String)> = {
             use rayon::prelude::*;
             nodes
@@ -441,6 +437,34 @@ impl<B: KvBackend> KvDocumentStore<B> {
                 .map(|n| (store_text.then(|| doc_to_json(n)), n.hash()))
                 .collect()
         };
+        self.add_prepared_locked(c, nodes, prepared, allow_update, |c, pairs| {
+            c.put_all(pairs, &self.node_collection)
+        })
+    }
+
+    /// [`add_locked`](Self::add_locked) with each node's stored form (`None`
+    /// without its text) and hash made beforehand, as a backend encodes
+    /// them (off the connection, while an earlier batch writes): the
+    /// lookups and writes that need the table, the nodes' own through `put_nodes`.
+    pub fn add_prepared_locked<T>(
+        &self,
+        c: &mut dyn KvTable,
+        nodes: &[Node],
+        prepared: Vec<(Option<T>, String)>,
+        allow_update: bool,
+        put_nodes: impl FnOnce(&mut dyn KvTable, Vec<(String, T)>) -> Result<()>,
+    ) -> Result<()> {
+        if prepared.len() != nodes.len() {
+            return Err(Error::InvalidInput(format!(
+                "{} prepared entries for {} nodes",
+                prepared.len(),
+                nodes.len()
+            )));
+        }
+        let mut node_pairs: Vec<(String, T)> = Vec::new();
+        let mut metadata_pairs: Vec<(String, KvValue)> = Vec::new();
+        // One prepared info per node, grouped by source document.
+        let mut ref_doc_pairs: IndexMap<String, Vec<RefDocInfo>> = IndexMap::new();
         // Each source's info as the store held it before this batch, as in
         // Python; looked up once per source, not once per node.
         let mut stored_infos: HashMap<&str, RefDocInfo> = HashMap::new();
@@ -484,7 +508,7 @@ impl<B: KvBackend> KvDocumentStore<B> {
             }
             metadata_pairs.push((node_id.to_string(), metadata));
         }
-        c.put_all(node_pairs, &self.node_collection)?;
+        put_nodes(c, node_pairs)?;
         c.put_all(metadata_pairs, &self.metadata_collection)?;
         for (key, infos) in ref_doc_pairs {
             c.put(

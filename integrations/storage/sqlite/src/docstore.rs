@@ -3,16 +3,27 @@
 
 use crate::db::{Db, Scope};
 use crate::keyword;
-use crate::kv::{SqliteKv, Table};
+use crate::kv::{SqliteKv, Table, encode_value};
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::retrievers::Bm25Tokenizer;
 use ragloom_core::schema::Node;
 use ragloom_core::storage::RefDocInfo;
-use ragloom_core::storage::docstore::{DocStore, KvDocumentStore};
+use ragloom_core::storage::docstore::{DocStore, KvDocumentStore, doc_to_json};
 use ragloom_core::storage::kvstore::KvTable;
+use rayon::prelude::*;
+use rusqlite::types::Value as SqlValue;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// Nodes made ready to write ([`SqliteDocumentStore::prepare`]): each one's
+/// stored JSON and hash, and their terms, by node id.
+#[derive(Debug)]
+pub struct PreparedNodes {
+    ids: Vec<String>,
+    values: Vec<(Option<SqlValue>, String)>,
+    counted: keyword::Counted,
+}
 
 /// The nodes of a [`crate::SqliteStore`], with the semantics (and JSON) of
 /// `SimpleDocumentStore`. Every node stored with its text is also in the
@@ -69,6 +80,63 @@ impl SqliteDocumentStore {
         })
     }
 
+    /// What adding `nodes` costs before the write, on every core: each
+    /// node's JSON, written and compressed as stored, its hash, and its
+    /// terms for the keyword index. A program writing batches in turn
+    /// prepares the next while the last one is written ([`Self::add_prepared`]).
+    pub fn prepare(&self, nodes: &[Node], store_text: bool) -> Result<PreparedNodes> {
+        let values = nodes
+            .par_iter()
+            .map(|n| {
+                let json = match store_text {
+                    true => Some(encode_value(serde_json::to_string(&doc_to_json(n))?)),
+                    false => None,
+                };
+                Ok((json, n.hash()))
+            })
+            .collect::<Result<_>>()?;
+        Ok(PreparedNodes {
+            values,
+            counted: keyword::count_terms(&self.tokenizer, if store_text { nodes } else { &[] }),
+            ids: nodes.iter().map(|n| n.id_.clone()).collect(),
+        })
+    }
+
+    /// [`DocStore::add_documents`] of nodes [`prepared`](Self::prepare) by
+    /// this store (`nodes` are the same nodes), in one write.
+    pub fn add_prepared_nodes(
+        &self,
+        nodes: &[Node],
+        prepared: PreparedNodes,
+        allow_update: bool,
+    ) -> Result<()> {
+        let same = prepared.ids.len() == nodes.len()
+            && prepared.ids.iter().zip(nodes).all(|(id, n)| *id == n.id_);
+        if !same {
+            return Err(Error::InvalidInput(
+                "the prepared entries are for other nodes".into(),
+            ));
+        }
+        let db = &self.db;
+        let collection = self.kv.node_collection();
+        db.write(&self.scope, |conn| {
+            self.kv.add_prepared_locked(
+                &mut Table { conn, db },
+                nodes,
+                prepared.values,
+                allow_update,
+                |_, pairs| {
+                    let table = Table { conn, db };
+                    for (key, value) in pairs {
+                        table.insert(&key, value, collection)?;
+                    }
+                    Ok(())
+                },
+            )?;
+            keyword::add(&db.path, conn, &prepared.counted)
+        })
+    }
+
     /// Like [`DocStore::delete_document`] with Python's `raise_error=False`.
     pub fn try_delete_document(&self, doc_id: &str) -> Result<bool> {
         self.write_then_unindex(
@@ -108,14 +176,7 @@ impl DocStore for SqliteDocumentStore {
         allow_update: bool,
         store_text: bool,
     ) -> Result<()> {
-        // Counted before the write, so tokenizing never holds the connection.
-        let counted = keyword::count_terms(&self.tokenizer, if store_text { nodes } else { &[] });
-        let db = &self.db;
-        db.write(&self.scope, |conn| {
-            self.kv
-                .add_locked(&mut Table { conn, db }, nodes, allow_update, store_text)?;
-            keyword::add(&db.path, conn, &counted)
-        })
+        self.add_prepared_nodes(nodes, self.prepare(nodes, store_text)?, allow_update)
     }
 
     async fn get_document(&self, doc_id: &str) -> Result<Option<Node>> {

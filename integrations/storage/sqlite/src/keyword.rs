@@ -35,6 +35,7 @@ const RELEASE_EVERY_TERMS: usize = 1_024;
 const SETTLED_SEGMENTS: usize = 16;
 
 /// A batch of nodes' terms, counted before the write so tokenizing holds no lock.
+#[derive(Debug)]
 pub(crate) struct Counted {
     node_ids: Vec<String>,
     terms: TermBatch,

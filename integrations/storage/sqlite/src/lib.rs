@@ -33,7 +33,7 @@ mod vector_store;
 
 pub use bm25::SqliteBm25Retriever;
 pub use db::SqliteOptions;
-pub use docstore::SqliteDocumentStore;
+pub use docstore::{PreparedNodes, SqliteDocumentStore};
 pub use kv::SqliteKv;
 /// Core's cache in front of an embedding model; a [`SqliteStore`] holds it.
 pub use ragloom_core::embeddings::CachedEmbedding;

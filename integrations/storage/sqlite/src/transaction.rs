@@ -2,7 +2,7 @@
 //! processes' writers wait), every write through the transaction's stores, then `COMMIT`.
 
 use crate::db::{Db, Scope, TxState};
-use crate::{SqliteKv, SqliteStore};
+use crate::{SqliteDocumentStore, SqliteKv, SqliteStore};
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::storage::{StorageContext, StoreTransaction, TransactionalStore};
@@ -26,11 +26,17 @@ impl SqliteStore {
             ended: AtomicBool::new(false),
             permit: Mutex::new(Some(permit)),
         });
-        let context = self.context_for(Scope::Tx(Arc::clone(&state)));
+        let scope = Scope::Tx(Arc::clone(&state));
+        let mut context = self.context_for(scope.clone());
+        // One docstore for the context and for typed use: its keyword
+        // tokenizer's per-thread caches are kept for one tokenizer at a time.
+        let docstore = Arc::new(SqliteDocumentStore::new(Arc::clone(&self.db), scope));
+        context.docstore = docstore.clone();
         Ok(SqliteTransaction {
             db: Arc::clone(&self.db),
             state,
             context,
+            docstore,
         })
     }
 }
@@ -48,12 +54,19 @@ pub struct SqliteTransaction {
     db: Arc<Db>,
     state: Arc<TxState>,
     context: StorageContext,
+    docstore: Arc<SqliteDocumentStore>,
 }
 
 impl SqliteTransaction {
     /// The stores of this transaction: their reads see its writes.
     pub fn storage_context(&self) -> &StorageContext {
         &self.context
+    }
+
+    /// The document store of this transaction, typed (the context's own):
+    /// for [`SqliteDocumentStore::prepare`] and its writes.
+    pub fn docstore(&self) -> &Arc<SqliteDocumentStore> {
+        &self.docstore
     }
 
     /// The file's key-value collections inside this transaction, for state a

@@ -585,3 +585,60 @@ async fn a_fresh_file_commits_once_then_uses_the_log() {
     let err = SqliteStore::open_with(&path, fresh).unwrap_err();
     assert!(err.to_string().contains("exists"), "{err}");
 }
+
+/// Every row of the file's `kv` table and keyword index that does not
+/// depend on row numbers, in order.
+fn stored_rows(path: &std::path::Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut rows = Vec::new();
+    for sql in [
+        "SELECT collection || ' ' || key || ' ' || hex(value) FROM kv ORDER BY collection, key",
+        "SELECT node_id || ' ' || length FROM bm25_docs ORDER BY node_id",
+        "SELECT term || ' ' || segment FROM bm25_postings ORDER BY segment, term",
+    ] {
+        let mut stmt = conn.prepare(sql).unwrap();
+        let found = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
+        rows.extend(found.map(Result::unwrap));
+    }
+    rows
+}
+
+/// Nodes prepared ahead (their JSON, hashes and terms made off the
+/// connection) are stored exactly as `add_documents` stores them, even with
+/// another batch written in between; prepared entries for other nodes are
+/// refused and write nothing.
+#[tokio::test]
+async fn prepared_nodes_are_stored_as_added_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = sample_docs();
+    let (first, second) = (nodes_of(&docs[..2]).await, nodes_of(&docs[2..]).await);
+
+    let added = dir.path().join("added.sqlite");
+    let store = SqliteStore::open(&added).unwrap();
+    let tx = store.begin().await.unwrap();
+    let docstore = tx.storage_context().docstore.clone();
+    docstore.add_documents(&second, true, true).await.unwrap();
+    docstore.add_documents(&first, true, true).await.unwrap();
+    tx.commit().await.unwrap();
+    drop(store);
+
+    let prepared = dir.path().join("prepared.sqlite");
+    let store = SqliteStore::open(&prepared).unwrap();
+    let tx = store.begin().await.unwrap();
+    let docstore = tx.docstore();
+    let ahead = docstore.prepare(&first, true).unwrap();
+    docstore.add_documents(&second, true, true).await.unwrap();
+    let err = docstore
+        .add_prepared_nodes(&second, docstore.prepare(&first, true).unwrap(), true)
+        .unwrap_err();
+    assert!(err.to_string().contains("other nodes"), "{err}");
+    docstore.add_prepared_nodes(&first, ahead, true).unwrap();
+    tx.commit().await.unwrap();
+    let hits = store.bm25_retriever().retrieve_str("Rabbit watch").unwrap();
+    assert_eq!(hits[0].node.ref_doc_id(), Some("a.txt"));
+    drop(store);
+
+    let (want, got) = (stored_rows(&added), stored_rows(&prepared));
+    assert!(want.len() > first.len() + second.len(), "{}", want.len());
+    assert_eq!(got, want);
+}
