@@ -169,30 +169,39 @@ enum Writer {
 
 /// Split nodes of one batch, waiting to be written.
 struct Staged {
-    nodes: Vec<Node>,
-    /// Their stored form, made ready beside the split (embedded store).
-    prepared: Option<PreparedNodes>,
+    nodes: Pending,
     /// Their documents' ids and hashes, recorded once the nodes are stored.
     hashes: Vec<(String, String)>,
 }
 
+/// A batch's nodes: as split, or made ready to store, beside the split,
+/// by the embedded store's docstore (which has no text rows).
+enum Pending {
+    Split(Vec<Node>),
+    Prepared(Arc<SqliteDocumentStore>, PreparedNodes),
+}
+
+impl Pending {
+    fn len(&self) -> usize {
+        match self {
+            Pending::Split(nodes) => nodes.len(),
+            Pending::Prepared(_, prepared) => prepared.nodes().len(),
+        }
+    }
+}
+
 impl Staged {
     /// Stores the nodes (and their text rows), then their documents' hashes.
-    async fn store(
-        self,
-        context: StorageContext,
-        text_rows: bool,
-        sqlite: Option<Arc<SqliteDocumentStore>>,
-    ) -> ragloom::Result<()> {
+    async fn store(self, context: StorageContext, text_rows: bool) -> ragloom::Result<()> {
         let docstore = &context.docstore;
-        match (sqlite, self.prepared) {
-            (Some(store), Some(prepared)) => {
-                store.add_prepared_nodes(&self.nodes, prepared, true)?
+        match self.nodes {
+            Pending::Prepared(store, prepared) => store.add_prepared_nodes(prepared, true)?,
+            Pending::Split(nodes) => {
+                docstore.add_documents(&nodes, true, true).await?;
+                if text_rows {
+                    context.vector_store()?.add(&nodes).await?;
+                }
             }
-            _ => docstore.add_documents(&self.nodes, true, true).await?,
-        }
-        if text_rows {
-            context.vector_store()?.add(&self.nodes).await?;
         }
         record_hashes(docstore.as_ref(), &self.hashes).await
     }
@@ -236,15 +245,14 @@ impl Writer {
                 } = RefreshPlan::new(context.docstore.as_ref(), docs).await?;
                 self.delete(&changed).await?;
                 let writing = staged.take().map(|batch| {
-                    let (context, text_rows, sqlite) =
-                        (context.clone(), *text_rows, sqlite.clone());
+                    let (context, text_rows) = (context.clone(), *text_rows);
                     let runtime = tokio::runtime::Handle::current();
                     // A thread of its own: the inserts are serial, and the
                     // split below keeps the other core busy meanwhile.
                     tokio::task::spawn_blocking(move || {
                         let started = Instant::now();
                         runtime
-                            .block_on(batch.store(context, text_rows, sqlite))
+                            .block_on(batch.store(context, text_rows))
                             .map(|()| started.elapsed())
                     })
                 });
@@ -253,19 +261,20 @@ impl Writer {
                     run_transformations_parallel(to_write, transformations, workers()).await;
                 // Encoded here, beside the write, which then only inserts:
                 // on its own thread, it kept one core idle while it inserted.
-                let (nodes, prepared) = match (nodes, sqlite) {
+                let nodes = match (nodes, sqlite) {
                     (Ok(nodes), Some(store)) => {
                         let store = store.clone();
-                        tokio::task::spawn_blocking(move || {
-                            let prepared = store.prepare(&nodes, true);
-                            (Ok(nodes), prepared.map(Some))
-                        })
-                        .await
-                        .map_err(|e| {
-                            ragloom::Error::Other(format!("preparing a batch of nodes failed: {e}"))
-                        })?
+                        let prepare = store.clone();
+                        tokio::task::spawn_blocking(move || prepare.prepare(nodes, true))
+                            .await
+                            .map_err(|e| {
+                                ragloom::Error::Other(format!(
+                                    "preparing a batch of nodes failed: {e}"
+                                ))
+                            })
+                            .and_then(|prepared| prepared.map(|p| Pending::Prepared(store, p)))
                     }
-                    (nodes, _) => (nodes, Ok(None)),
+                    (nodes, _) => nodes.map(Pending::Split),
                 };
                 *split += started.elapsed();
                 // The write is awaited before any error returns, so nothing
@@ -276,13 +285,8 @@ impl Writer {
                     })??;
                 }
                 let nodes = nodes?;
-                let prepared = prepared?;
                 let count = nodes.len();
-                *staged = Some(Staged {
-                    nodes,
-                    prepared,
-                    hashes,
-                });
+                *staged = Some(Staged { nodes, hashes });
                 Ok((written, Some(count)))
             }
         }
@@ -292,18 +296,13 @@ impl Writer {
     async fn flush(&self, staged: Option<Staged>, write: &mut Duration) -> ragloom::Result<()> {
         if let (
             Writer::Text {
-                context,
-                text_rows,
-                sqlite,
-                ..
+                context, text_rows, ..
             },
             Some(batch),
         ) = (self, staged)
         {
             let started = Instant::now();
-            batch
-                .store(context.clone(), *text_rows, sqlite.clone())
-                .await?;
+            batch.store(context.clone(), *text_rows).await?;
             *write += started.elapsed();
         }
         Ok(())

@@ -16,11 +16,25 @@ use rusqlite::types::Value as SqlValue;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Nodes made ready to write ([`SqliteDocumentStore::prepare`]): each one's
-/// stored JSON and hash, and their terms, by node id.
+/// Nodes made ready to write ([`SqliteDocumentStore::prepare`]), with each
+/// one's stored JSON and hash, and their terms.
 #[derive(Debug)]
 pub struct PreparedNodes {
-    ids: Vec<String>,
+    nodes: Vec<Node>,
+    encoded: Encoded,
+}
+
+impl PreparedNodes {
+    /// The nodes, as they will be written.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+}
+
+/// Each node's stored JSON (`None` without its text) and hash, and the
+/// nodes' terms.
+#[derive(Debug)]
+struct Encoded {
     values: Vec<(Option<SqlValue>, String)>,
     counted: keyword::Counted,
 }
@@ -82,9 +96,22 @@ impl SqliteDocumentStore {
 
     /// What adding `nodes` costs before the write, on every core: each
     /// node's JSON, written and compressed as stored, its hash, and its
-    /// terms for the keyword index. A program writing batches in turn
-    /// prepares the next while the last one is written ([`Self::add_prepared`]).
-    pub fn prepare(&self, nodes: &[Node], store_text: bool) -> Result<PreparedNodes> {
+    /// terms for the keyword index. The nodes are kept with it, so what is
+    /// written is what was prepared. A program writing batches in turn
+    /// prepares the next while the last one is written
+    /// ([`add_prepared_nodes`](Self::add_prepared_nodes)).
+    pub fn prepare(&self, nodes: Vec<Node>, store_text: bool) -> Result<PreparedNodes> {
+        let encoded = self.encode(&nodes, store_text)?;
+        Ok(PreparedNodes { nodes, encoded })
+    }
+
+    /// [`DocStore::add_documents`] of [`prepared`](Self::prepare) nodes, in
+    /// one write: only the lookups and inserts are left.
+    pub fn add_prepared_nodes(&self, prepared: PreparedNodes, allow_update: bool) -> Result<()> {
+        self.write_encoded(&prepared.nodes, prepared.encoded, allow_update)
+    }
+
+    fn encode(&self, nodes: &[Node], store_text: bool) -> Result<Encoded> {
         let values = nodes
             .par_iter()
             .map(|n| {
@@ -95,35 +122,20 @@ impl SqliteDocumentStore {
                 Ok((json, n.hash()))
             })
             .collect::<Result<_>>()?;
-        Ok(PreparedNodes {
+        Ok(Encoded {
             values,
             counted: keyword::count_terms(&self.tokenizer, if store_text { nodes } else { &[] }),
-            ids: nodes.iter().map(|n| n.id_.clone()).collect(),
         })
     }
 
-    /// [`DocStore::add_documents`] of nodes [`prepared`](Self::prepare) by
-    /// this store (`nodes` are the same nodes), in one write.
-    pub fn add_prepared_nodes(
-        &self,
-        nodes: &[Node],
-        prepared: PreparedNodes,
-        allow_update: bool,
-    ) -> Result<()> {
-        let same = prepared.ids.len() == nodes.len()
-            && prepared.ids.iter().zip(nodes).all(|(id, n)| *id == n.id_);
-        if !same {
-            return Err(Error::InvalidInput(
-                "the prepared entries are for other nodes".into(),
-            ));
-        }
+    fn write_encoded(&self, nodes: &[Node], encoded: Encoded, allow_update: bool) -> Result<()> {
         let db = &self.db;
         let collection = self.kv.node_collection();
         db.write(&self.scope, |conn| {
             self.kv.add_prepared_locked(
                 &mut Table { conn, db },
                 nodes,
-                prepared.values,
+                encoded.values,
                 allow_update,
                 |_, pairs| {
                     let table = Table { conn, db };
@@ -133,7 +145,7 @@ impl SqliteDocumentStore {
                     Ok(())
                 },
             )?;
-            keyword::add(&db.path, conn, &prepared.counted)
+            keyword::add(&db.path, conn, &encoded.counted)
         })
     }
 
@@ -176,7 +188,7 @@ impl DocStore for SqliteDocumentStore {
         allow_update: bool,
         store_text: bool,
     ) -> Result<()> {
-        self.add_prepared_nodes(nodes, self.prepare(nodes, store_text)?, allow_update)
+        self.write_encoded(nodes, self.encode(nodes, store_text)?, allow_update)
     }
 
     async fn get_document(&self, doc_id: &str) -> Result<Option<Node>> {

@@ -28,8 +28,7 @@ impl SqliteStore {
         });
         let scope = Scope::Tx(Arc::clone(&state));
         let mut context = self.context_for(scope.clone());
-        // One docstore for the context and for typed use: its keyword
-        // tokenizer's per-thread caches are kept for one tokenizer at a time.
+        // The context's docstore, also kept typed for `prepare`.
         let docstore = Arc::new(SqliteDocumentStore::new(Arc::clone(&self.db), scope));
         context.docstore = docstore.clone();
         Ok(SqliteTransaction {
