@@ -18,8 +18,8 @@ use std::time::Instant;
 type Error = Box<dyn std::error::Error>;
 
 /// How the store writes a new file until its first commit: its page size
-/// and cache, the rollback journal in memory, one sync at the commit.
-const NEW_FILE: &str = "PRAGMA page_size = 16384; PRAGMA journal_mode = MEMORY;
+/// and cache, a rollback journal on disk, one sync at the commit.
+const NEW_FILE: &str = "PRAGMA page_size = 16384; PRAGMA journal_mode = TRUNCATE;
     PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;";
 
 fn main() -> Result<(), Error> {

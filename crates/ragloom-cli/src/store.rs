@@ -323,7 +323,7 @@ impl IndexDir {
 /// Removes a build's file and SQLite's files beside it; best effort (a
 /// leftover file is only disk space).
 fn remove_db_files(db: &Path) {
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut p = db.as_os_str().to_owned();
         p.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(p));

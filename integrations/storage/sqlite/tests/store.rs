@@ -580,10 +580,15 @@ async fn a_fresh_file_commits_once_then_uses_the_log() {
     assert!(!hits.is_empty());
     assert!(hits.iter().all(|h| h.node.ref_doc_id() != Some("a.txt")));
 
-    // A file that exists is not fresh.
+    // A file that exists is not fresh, nor is a path with a journal left
+    // beside it (it would be rolled back into the new file).
     drop((store, other));
-    let err = SqliteStore::open_with(&path, fresh).unwrap_err();
+    let err = SqliteStore::open_with(&path, fresh.clone()).unwrap_err();
     assert!(err.to_string().contains("exists"), "{err}");
+    let orphan = dir.path().join("orphan.sqlite");
+    std::fs::write(dir.path().join("orphan.sqlite-journal"), b"left by a kill").unwrap();
+    let err = SqliteStore::open_with(&orphan, fresh).unwrap_err();
+    assert!(err.to_string().contains("journal"), "{err}");
 }
 
 /// Every row of the file's `kv` table and keyword index that does not
