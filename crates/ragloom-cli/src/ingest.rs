@@ -263,8 +263,7 @@ impl Writer {
                 // on its own thread, it kept one core idle while it inserted.
                 let nodes = match (nodes, sqlite) {
                     (Ok(nodes), Some(store)) => {
-                        let store = store.clone();
-                        let prepare = store.clone();
+                        let (store, prepare) = (store.clone(), store.clone());
                         tokio::task::spawn_blocking(move || prepare.prepare(nodes, true))
                             .await
                             .map_err(|e| {

@@ -20,8 +20,9 @@ pub struct SqliteOptions {
     /// commit (a build an application publishes once it is written).
     /// Until that commit its pages are written once, in place, with a
     /// rollback journal on disk that holds next to nothing, instead of to
-    /// the write-ahead log and then again into the file; a process killed before it leaves a file
-    /// to delete, not one to open. Later commits use the log as usual.
+    /// the write-ahead log and then again into the file; a process killed
+    /// before it leaves a file to delete, not one to open. Later commits
+    /// use the log as usual.
     /// Opening an existing, non-empty file (or one with a journal) this way
     /// is an error. Default: false.
     pub fresh: bool,
@@ -71,12 +72,13 @@ impl Db {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("creating", parent, e))?;
         }
-        let mut journal = path.as_os_str().to_owned();
-        journal.push("-journal");
         // A journal left beside would be rolled back into the new file.
-        let taken = std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
-            || std::fs::metadata(&journal).is_ok_and(|m| m.len() > 0);
-        if options.fresh && taken {
+        let taken = |suffix: &str| {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            std::fs::metadata(p).is_ok_and(|m| m.len() > 0)
+        };
+        if options.fresh && (taken("") || taken("-journal")) {
             return Err(Error::InvalidInput(format!(
                 "{}: exists (or its journal does); a fresh store needs a new file",
                 path.display()

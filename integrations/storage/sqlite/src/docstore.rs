@@ -3,7 +3,7 @@
 
 use crate::db::{Db, Scope};
 use crate::keyword;
-use crate::kv::{SqliteKv, Table, encode_value};
+use crate::kv::{SqliteKv, Table, encode_json};
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::retrievers::Bm25Tokenizer;
@@ -115,11 +115,8 @@ impl SqliteDocumentStore {
         let values = nodes
             .par_iter()
             .map(|n| {
-                let json = match store_text {
-                    true => Some(encode_value(serde_json::to_string(&doc_to_json(n))?)),
-                    false => None,
-                };
-                Ok((json, n.hash()))
+                let json = store_text.then(|| encode_json(&doc_to_json(n)));
+                Ok((json.transpose()?, n.hash()))
             })
             .collect::<Result<_>>()?;
         Ok(Encoded {

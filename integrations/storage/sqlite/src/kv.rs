@@ -48,6 +48,11 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// sixth of an ingest's CPU.
 const ZSTD_LEVEL: i32 = 1;
 
+/// A value as stored ([`encode_value`] of its JSON).
+pub(crate) fn encode_json(value: &KvValue) -> Result<SqlValue> {
+    Ok(encode_value(serde_json::to_string(value)?))
+}
+
 /// A value as stored: TEXT as it is, or a BLOB holding one zstd frame.
 pub(crate) fn encode_value(text: String) -> SqlValue {
     if text.len() < COMPRESS_FROM {
@@ -168,7 +173,7 @@ impl KvTable for Table<'_> {
         // inserts need the connection.
         let encoded: Vec<(String, SqlValue)> = pairs
             .into_par_iter()
-            .map(|(key, val)| Ok((key, encode_value(serde_json::to_string(&val)?))))
+            .map(|(key, val)| Ok((key, encode_json(&val)?)))
             .collect::<Result<_>>()?;
         for (key, text) in encoded {
             self.insert(&key, text, collection)?;
