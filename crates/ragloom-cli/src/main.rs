@@ -1,6 +1,7 @@
 //! The `ragloom` command: RAG over a folder in one command — ingest it
 //! incrementally, then answer questions or chat, offline by default.
 
+mod alloc;
 mod answer;
 mod args;
 mod backend;
@@ -29,14 +30,11 @@ use std::process::ExitCode;
 use store::IngestSummary;
 use ui::Ui;
 
-// mimalloc, not glibc's malloc: under `serve`, glibc's per-thread arenas kept
-// growing after the load had peaked (RSS 1.11x from 1,000 to 10,000 requests
-// of the same load; flat with one arena). Measured in docs/server.md.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Ingest(_) | Command::Rag(_)) {
+        alloc::keep_freed_memory();
+    }
     if let Command::Serve(a) = &cli.command {
         if let Err(e) = serve_logs(&a.log_format, cli.global.verbose) {
             eprintln!("{e}");

@@ -99,6 +99,14 @@ const CL100K_SPECIAL: [&str; 5] = [
 /// scans character classes instead of running a regex: counting is what the
 /// splitters spend their time on.
 fn count_cl100k(text: &str, limit: usize) -> usize {
+    // A text of at most `limit` bytes has at most `limit` tokens: the bound
+    // could not settle it.
+    if text.len() > limit {
+        let pieces = pieces_at_least(text, limit);
+        if pieces > limit {
+            return pieces;
+        }
+    }
     let bpe = bpe_openai::cl100k_base();
     let mut count = 0;
     let mut segment = 0;
@@ -120,6 +128,26 @@ fn count_cl100k(text: &str, limit: usize) -> usize {
         }
     }
     count + count_ordinary(bpe, &text[segment..], limit - count)
+}
+
+/// A lower bound on `text`'s token count, found by a byte scan that stops
+/// once it passes `limit`: the splitter asks whether a whole document is over
+/// the chunk size, and prose settles that in a few kilobytes without a
+/// lookup. A space followed by an ASCII letter or digit always starts a
+/// pre-tokenizer piece (` word`, or a lone ` ` before a number): no
+/// alternative of the pattern takes a space followed by either except at its
+/// start. Each piece is at least one token, and special tokens hold neither.
+fn pieces_at_least(text: &str, limit: usize) -> usize {
+    let mut pieces = 0;
+    for pair in text.as_bytes().windows(2) {
+        if pair[0] == b' ' && pair[1].is_ascii_alphanumeric() {
+            pieces += 1;
+            if pieces > limit {
+                break;
+            }
+        }
+    }
+    pieces
 }
 
 /// Pieces shorter than this are counted through the cache: words and

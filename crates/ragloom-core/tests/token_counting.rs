@@ -23,7 +23,9 @@ fn counts_equal_encoding_lengths_on_the_corpus() {
     for path in files {
         let bytes = std::fs::read(&path).unwrap();
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        assert_eq!(t.count(&text), t.encode(&text).len(), "{}", path.display());
+        let n = t.encode(&text).len();
+        assert_eq!(t.count(&text), n, "{}", path.display());
+        check_bounded(&t, &text, n);
         let mut start = 0;
         let mut len = 1;
         while start < text.len() {
@@ -36,12 +38,14 @@ fn counts_equal_encoding_lengths_on_the_corpus() {
                 e += 1;
             }
             let window = &text[s..e];
+            let n = t.encode(window).len();
             assert_eq!(
                 t.count(window),
-                t.encode(window).len(),
+                n,
                 "{} bytes {s}..{e}: {window:?}",
                 path.display()
             );
+            check_bounded(&t, window, n);
             windows += 1;
             start += 1_013;
             len = (len * 7 + 3) % 3_001;
@@ -106,6 +110,27 @@ fn counts_equal_encoding_lengths_on_awkward_text() {
             text.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
         }
         seed = seed.wrapping_add(1);
-        assert_eq!(t.count(&text), t.encode(&text).len(), "{text:?}");
+        let n = t.encode(&text).len();
+        assert_eq!(t.count(&text), n, "{text:?}");
+        check_bounded(&t, &text, n);
+    }
+}
+
+/// `count_up_to` gives the count when it is within the limit, and otherwise
+/// a number past the limit that is no more than the count: the splitter
+/// cuts by it, so an answer over the count could cut a text that fits.
+/// Limits around the count and far below it (where the byte scan settles
+/// it) are both tried.
+fn check_bounded(t: &Cl100kTokenizer, text: &str, n: usize) {
+    for limit in [0, 1, 2, n / 8, n / 2, n.saturating_sub(1), n, n + 1] {
+        let got = t.count_up_to(text, limit);
+        if n <= limit {
+            assert_eq!(got, n, "{text:?} up to {limit}");
+        } else {
+            assert!(
+                got > limit && got <= n,
+                "{text:?} up to {limit}: {got} of {n}"
+            );
+        }
     }
 }

@@ -389,11 +389,14 @@ impl Node {
                 }
                 sha256_hex(&identities.join("-"))
             }
-            _ => {
-                let mut identity = self.text.clone();
-                identity.push_str(&py_repr_object(&self.metadata));
-                sha256_hex(&identity)
-            }
+            // The hash of text followed by the metadata's repr, fed in two
+            // parts: a node is hashed up to three times while it is parsed,
+            // and copying its text each time cost more than hashing it.
+            _ => hex(Sha256::new()
+                .chain_update(self.text.as_bytes())
+                .chain_update(py_repr_object(&self.metadata).as_bytes())
+                .finalize()
+                .as_slice()),
         }
     }
 
@@ -475,11 +478,16 @@ pub(crate) fn char_range_to_bytes(text: &str, start: usize, end: usize) -> Optio
 }
 
 pub(crate) fn sha256_hex(s: &str) -> String {
-    let digest = Sha256::digest(s.as_bytes());
-    let mut out = String::with_capacity(64);
+    hex(Sha256::digest(s.as_bytes()).as_slice())
+}
+
+/// Lowercase hex, as Python's `hexdigest()`.
+fn hex(digest: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 * digest.len());
     for b in digest {
-        use std::fmt::Write;
-        let _ = write!(out, "{b:02x}");
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
     }
     out
 }
