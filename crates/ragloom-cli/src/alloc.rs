@@ -25,12 +25,13 @@ unsafe extern "C" {
 /// a tenth of a 50 MB ingest's CPU (kernel page clearing and mimalloc's page
 /// setup, in `perf`). Kept, five interleaved ingests each took 3.84 s against
 /// 4.31 s (medians), with peaks of 343–396 MB against 311–349 MB. Only for
-/// commands that exit after their work: a server's memory would stay at its
-/// busiest.
+/// commands that exit after their work: a server's or a chat's memory would
+/// stay at its busiest. Call it before any thread is started.
 pub fn keep_freed_memory() {
-    // SAFETY: mi_option_set stores a number in mimalloc's option table
-    // (an atomic write); any value is valid for the purge delay, -1 meaning
-    // never, and it touches no memory of ours.
+    // SAFETY: mi_option_set stores a number in mimalloc's option table (a
+    // plain store, which other threads read when they decide to purge, so it
+    // is called before there are other threads); any value is valid for the
+    // purge delay, -1 meaning never, and it touches no memory of ours.
     #[allow(unsafe_code)]
     unsafe {
         mi_option_set(PURGE_DELAY, -1);
@@ -56,13 +57,15 @@ mod tests {
     }
 
     /// The slot is the purge delay: it holds mimalloc 3's default of
-    /// 1,000 ms (or what `MIMALLOC_PURGE_DELAY` set), then never once kept.
-    /// No other test here changes it.
+    /// 1,000 ms (or what the environment set), then never once kept. No
+    /// other test here changes it. Other test threads allocate meanwhile:
+    /// mimalloc itself initializes options with such stores from whichever
+    /// thread reads one first.
     #[test]
     fn freed_memory_is_kept_once_asked() {
-        let default = std::env::var("MIMALLOC_PURGE_DELAY")
-            .ok()
-            .and_then(|v| v.parse::<c_long>().ok())
+        let default = ["MIMALLOC_PURGE_DELAY", "MIMALLOC_RESET_DELAY"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok()?.parse::<c_long>().ok())
             .unwrap_or(1000);
         let before = purge_delay();
         assert_eq!(before, default, "slot {PURGE_DELAY} is not the purge delay");

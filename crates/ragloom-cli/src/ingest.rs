@@ -5,9 +5,8 @@
 //! the others are read in batches and refreshed through the library's
 //! `VectorStoreIndex::refresh_ref_docs` (or, without an embedding model, the
 //! same plan applied to the docstore, whose keyword index follows it, each
-//! batch written while the next one is split). The next batch is read while
-//! one is split. A kill at any moment leaves the last commit; a second
-//! ingest waits for the first.
+//! batch written while the next one is split). A kill at any moment leaves
+//! the last commit; a second ingest waits for the first.
 
 use crate::backend::{self, Index};
 use crate::error::{CliError, exit};
@@ -20,7 +19,7 @@ use ragloom::embeddings::CachedEmbedding;
 use ragloom::indices::VectorStoreIndex;
 use ragloom::indices::{RefreshPlan, record_hashes};
 use ragloom::ingestion::run_transformations_parallel;
-use ragloom::readers::{LoadReport, SimpleDirectoryReader};
+use ragloom::readers::SimpleDirectoryReader;
 use ragloom::sqlite::{PreparedNodes, SqliteDocumentStore};
 use ragloom::storage::StorageContext;
 use ragloom::transform::TransformComponent;
@@ -95,57 +94,6 @@ fn reader(files: Vec<PathBuf>) -> SimpleDirectoryReader {
         reader.with_default_file_extractors()
     };
     reader
-}
-
-/// `files` cut into batches of about `bytes` (and at most [`BATCH_FILES`]
-/// files; a larger file is a batch of its own), in order.
-fn batches(files: &[Listed], bytes: u64) -> Vec<&[Listed]> {
-    let mut out = Vec::new();
-    let mut rest = files;
-    while !rest.is_empty() {
-        let mut total = 0u64;
-        let take = rest
-            .iter()
-            .take_while(|f| {
-                total += f.size;
-                total <= bytes
-            })
-            .count()
-            .clamp(1, BATCH_FILES);
-        let (batch, tail) = rest.split_at(take.min(rest.len()));
-        out.push(batch);
-        rest = tail;
-    }
-    out
-}
-
-/// A batch of files being read on a task of its own, and how long its
-/// reading took; dropped before it is finished (the ingest failed), the
-/// reading stops.
-struct Reading(tokio::task::JoinHandle<(ragloom::Result<LoadReport>, Duration)>);
-
-impl Reading {
-    fn start(batch: &[Listed]) -> Self {
-        let files = batch.iter().map(|f| PathBuf::from(&f.path)).collect();
-        Reading(tokio::spawn(async move {
-            let started = Instant::now();
-            let report = reader(files).load_data_with_report().await;
-            (report, started.elapsed())
-        }))
-    }
-
-    async fn finish(mut self) -> Result<(LoadReport, Duration), CliError> {
-        let (report, took) = (&mut self.0)
-            .await
-            .map_err(|e| ragloom::Error::Other(format!("reading a batch of files failed: {e}")))?;
-        Ok((report?, took))
-    }
-}
-
-impl Drop for Reading {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 /// A file that could not be stat'ed: its path and why.
@@ -628,15 +576,24 @@ pub async fn ingest(
     let mut staged: Option<Staged> = None;
     let batch_bytes = (to_read.iter().map(|f| f.size).sum::<u64>() / 16)
         .clamp(*BATCH_BYTES.start(), *BATCH_BYTES.end());
-    let batches = batches(&to_read, batch_bytes);
-    let mut reading = batches.first().map(|b| Reading::start(b));
-    for (i, batch) in batches.iter().enumerate() {
-        let Some(current) = reading.take() else { break };
-        // The next batch is read while this one is split and written: read
-        // in between, it left a core idle.
-        reading = batches.get(i + 1).map(|b| Reading::start(b));
-        let (report, took) = current.finish().await?;
-        read_time += took;
+    let mut rest = to_read.as_slice();
+    while !rest.is_empty() {
+        let mut bytes = 0u64;
+        let take = rest
+            .iter()
+            .take_while(|f| {
+                bytes += f.size;
+                bytes <= batch_bytes
+            })
+            .count()
+            .clamp(1, BATCH_FILES);
+        let (batch, tail) = rest.split_at(take.min(rest.len()));
+        rest = tail;
+        let read_started = Instant::now();
+        let report = reader(batch.iter().map(|f| PathBuf::from(&f.path)).collect())
+            .load_data_with_report()
+            .await?;
+        read_time += read_started.elapsed();
         let failed: BTreeSet<String> = report
             .errors
             .iter()

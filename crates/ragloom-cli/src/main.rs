@@ -32,7 +32,13 @@ use ui::Ui;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Ingest(_) | Command::Rag(_)) {
+    // Before the runtime starts any thread; not for a chat, which stays.
+    let exits_after_work = match &cli.command {
+        Command::Ingest(_) => true,
+        Command::Rag(a) => !a.chat,
+        _ => false,
+    };
+    if exits_after_work {
         alloc::keep_freed_memory();
     }
     if let Command::Serve(a) = &cli.command {

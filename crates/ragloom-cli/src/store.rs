@@ -125,9 +125,8 @@ pub struct IngestSummary {
 }
 
 /// Wall milliseconds of each stage of an ingest, summed over its batches.
-/// Each batch of files is read while the one before is split; without an
-/// embedding model each batch is also written while the next one is split.
-/// So `read`, `split` and `write` overlap, and the stages can add up to more
+/// Without an embedding model each batch is written while the next one is
+/// split, so `split` and `write` overlap and the stages can add up to more
 /// than `millis`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct IngestStages {

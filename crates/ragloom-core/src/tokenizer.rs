@@ -99,9 +99,10 @@ const CL100K_SPECIAL: [&str; 5] = [
 /// scans character classes instead of running a regex: counting is what the
 /// splitters spend their time on.
 fn count_cl100k(text: &str, limit: usize) -> usize {
-    // A text of at most `limit` bytes has at most `limit` tokens: the bound
-    // could not settle it.
-    if text.len() > limit {
+    // The bound's positions take two bytes each and never share one (the
+    // second is not a space), so a text of at most `2 * limit + 1` bytes
+    // cannot pass the limit by them.
+    if text.len() / 2 > limit {
         let pieces = pieces_at_least(text, limit);
         if pieces > limit {
             return pieces;
