@@ -8,6 +8,7 @@ use crate::schema::{MetadataMode, Node};
 use crate::settings::Settings;
 use crate::storage::docstore::{DEFAULT_PERSIST_FNAME, DocStore, SimpleDocumentStore};
 use crate::transform::TransformComponent;
+use crate::utils::hex;
 use crate::vector_stores::VectorStore;
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -683,15 +684,6 @@ pub fn transformation_hash(
     h.update(b"\x00");
     serde_json::to_writer(HashWriter(&mut h), &transformation.settings())?;
     Ok(hex(&h.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
 }
 
 /// An [`Embedding`] as a pipeline step: sets every node's embedding to the

@@ -2,7 +2,7 @@
 //! `Document`, `IndexNode`), with LlamaIndex's rendering and hash formulas.
 
 use super::pyrepr::{py_repr_object, py_str, py_strip};
-use crate::utils::format_named;
+use crate::utils::{format_named, hex};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -479,17 +479,6 @@ pub(crate) fn char_range_to_bytes(text: &str, start: usize, end: usize) -> Optio
 
 pub(crate) fn sha256_hex(s: &str) -> String {
     hex(Sha256::digest(s.as_bytes()).as_slice())
-}
-
-/// Lowercase hex, as Python's `hexdigest()`.
-fn hex(digest: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(2 * digest.len());
-    for b in digest {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -66,6 +66,17 @@ pub fn template_vars(template: &str) -> Vec<String> {
     vars
 }
 
+/// Lowercase hex of `bytes`, as Python's `hexdigest()` writes a digest.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,4 @@
-//! Small shared helpers: Python-style `{name}` formatting, atomic writes, Python's JSON,
+//! Small shared helpers: Python-style `{name}` formatting and hex digests, atomic writes, Python's JSON,
 //! `.npy` arrays, blocking work off the async threads and the tokenizers' word caches.
 
 mod blocking;
@@ -9,6 +9,7 @@ mod pyjson;
 mod str_map;
 
 pub(crate) use blocking::run_blocking;
+pub(crate) use fmt::hex;
 pub use fmt::{format_named, template_vars};
 pub use fs::{read_json_file, write_atomic};
 pub use pyjson::{

@@ -284,7 +284,7 @@ impl Context {
 fn default_waiter_id(step: &str, event: &AnyEvent, waiting_for: &str, work: u64) -> Result<String> {
     let json = serde_json::to_string(&event.to_json()?)?;
     let digest = Sha256::digest(json.as_bytes());
-    let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let short = crate::utils::hex(&digest[..8]);
     Ok(format!("{step}:{waiting_for}:{short}:{work}"))
 }
 
