@@ -17,7 +17,7 @@
 use crate::error::{CliError, exit};
 use crate::source::Source;
 use ragloom::EmbedSpec;
-use ragloom::sqlite::{SqliteOptions, SqliteStore};
+use ragloom::sqlite::{SqliteOptions, SqliteStore, database_files};
 use ragloom::storage::kvstore::{KvBackend, KvValue};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -323,10 +323,8 @@ impl IndexDir {
 /// Removes a build's file and SQLite's files beside it; best effort (a
 /// leftover file is only disk space).
 fn remove_db_files(db: &Path) {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut p = db.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(PathBuf::from(p));
+    for file in database_files(db) {
+        let _ = std::fs::remove_file(file);
     }
 }
 

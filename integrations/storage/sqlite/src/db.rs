@@ -67,18 +67,27 @@ pub(crate) struct Db {
     fresh: AtomicBool,
 }
 
+/// A database's files: the file itself, its write-ahead log and shared
+/// memory index, and its rollback journal, each SQLite's name beside it.
+/// Removing a database means removing all four: a journal left behind would
+/// be rolled back into a new file at that path.
+pub fn database_files(path: &Path) -> [PathBuf; 4] {
+    ["", "-wal", "-shm", "-journal"].map(|suffix| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        PathBuf::from(p)
+    })
+}
+
 impl Db {
     pub(crate) fn open(path: &Path, options: SqliteOptions) -> Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("creating", parent, e))?;
         }
         // A journal left beside would be rolled back into the new file.
-        let taken = |suffix: &str| {
-            let mut p = path.as_os_str().to_owned();
-            p.push(suffix);
-            std::fs::metadata(p).is_ok_and(|m| m.len() > 0)
-        };
-        if options.fresh && (taken("") || taken("-journal")) {
+        let [file, _, _, journal] = database_files(path);
+        let taken = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.len() > 0);
+        if options.fresh && (taken(&file) || taken(&journal)) {
             return Err(Error::InvalidInput(format!(
                 "{}: exists (or its journal does); a fresh store needs a new file",
                 path.display()

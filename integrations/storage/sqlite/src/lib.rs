@@ -32,7 +32,7 @@ pub use transaction::SqliteTransaction;
 mod vector_store;
 
 pub use bm25::SqliteBm25Retriever;
-pub use db::SqliteOptions;
+pub use db::{SqliteOptions, database_files};
 pub use docstore::{PreparedNodes, SqliteDocumentStore};
 pub use kv::SqliteKv;
 /// Core's cache in front of an embedding model; a [`SqliteStore`] holds it.
