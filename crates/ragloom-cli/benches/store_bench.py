@@ -464,8 +464,12 @@ def stage_table(rl: dict, fl: dict) -> list[str]:
     ms = lambda k: st.get(k, 0) / 1000
     rows = [
         ("list and read the files", ms("list") + ms("read"), "`cat` of the files", fl.get("cat_wall_s")),
-        ("split and encode (cl100k counts, sentences, node hashes; node JSON, zstd, BM25 counts)", ms("split"),
+        ("split on every core (sentences, cl100k counts, merging, nodes)", ms("split"),
          "counting the text's cl100k tokens on every core", fl.get("count_s")),
+        ("of which counting tokens, thread time summed over cores", ms("count") if "count" in st else None,
+         "the same count's thread time summed over cores", fl.get("count_thread_s")),
+        ("encode on every core (node JSON, zstd, node hashes, BM25 counts)",
+         ms("encode") if "encode" in st else None, "(no floor named)", None),
         ("write the encoded rows (lookups, inserts); merge postings; commit",
          ms("write") + ms("keyword_index") + ms("commit"),
          f"the index's own {fl.get('store_rows', '?')} rows, written again into a new file "

@@ -44,23 +44,30 @@ fn main() -> Result<(), Error> {
 
     // Counting: each core takes every n-th file, as the splitter's workers do.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Each worker also times itself: their sum is the thread time that
+    // `ingest --json`'s `stages.count` is set beside.
     let started = Instant::now();
-    let tokens: usize = std::thread::scope(|s| {
+    let (tokens, count_thread_s) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..cores)
             .map(|k| {
                 let texts = &texts;
                 s.spawn(move || {
+                    let own = Instant::now();
                     let t = Cl100kTokenizer::new();
-                    texts
+                    let n = texts
                         .iter()
                         .skip(k)
                         .step_by(cores)
                         .map(|x| t.count(x))
-                        .sum::<usize>()
+                        .sum::<usize>();
+                    (n, own.elapsed().as_secs_f64())
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().unwrap_or(0)).sum()
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or((0, 0.0)))
+            .fold((0, 0.0), |(n, t), (m, u)| (n + m, t + u))
     });
     let count_s = started.elapsed().as_secs_f64();
 
@@ -90,6 +97,7 @@ fn main() -> Result<(), Error> {
         "bytes": bytes,
         "tokens": tokens,
         "count_s": count_s,
+        "count_thread_s": count_thread_s,
         "count_cores": cores,
         "rows": rows,
         "insert_s": insert_s,

@@ -14,6 +14,7 @@ use crate::source::{Source, SourceKind};
 use crate::store::{
     BuildSettings, CHUNK_TOKENIZER_MODEL, FileRecord, IngestSummary, MANIFEST_FORMAT, Manifest,
 };
+use crate::timed::TimedTokenizer;
 use crate::ui::Ui;
 use ragloom::embeddings::CachedEmbedding;
 use ragloom::indices::VectorStoreIndex;
@@ -23,7 +24,7 @@ use ragloom::readers::SimpleDirectoryReader;
 use ragloom::sqlite::{PreparedNodes, SqliteDocumentStore};
 use ragloom::storage::StorageContext;
 use ragloom::transform::TransformComponent;
-use ragloom::{Embedding, Node, ProviderSpec, SentenceSplitter};
+use ragloom::{Embedding, Node, ProviderSpec, SentenceSplitter, default_tokenizer};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -167,6 +168,15 @@ enum Writer {
     },
 }
 
+/// Wall time of the ingest's stages so far (see [`crate::store::IngestStages`]).
+#[derive(Default)]
+struct Times {
+    read: Duration,
+    split: Duration,
+    encode: Duration,
+    write: Duration,
+}
+
 /// Split nodes of one batch, waiting to be written.
 struct Staged {
     nodes: Pending,
@@ -212,20 +222,19 @@ impl Writer {
     /// how many nodes were split from them. Without an embedding model the
     /// nodes of the batch before (`staged`) are written while these are
     /// split, and these are left in `staged` for the next call or
-    /// [`Writer::flush`]. Adds the time spent splitting and writing to
-    /// `split` and `write` (which then overlap).
+    /// [`Writer::flush`]. Adds the time spent splitting, encoding and
+    /// writing to `times` (the write overlaps the other two).
     async fn refresh(
         &self,
         docs: &[Node],
         staged: &mut Option<Staged>,
-        split: &mut Duration,
-        write: &mut Duration,
+        times: &mut Times,
     ) -> ragloom::Result<(Vec<bool>, Option<usize>)> {
         match self {
             Writer::Vectors(index) => {
                 let started = Instant::now();
                 let written = index.refresh_ref_docs(docs).await;
-                *split += started.elapsed();
+                times.split += started.elapsed();
                 Ok((written?, None))
             }
             Writer::Text {
@@ -259,6 +268,8 @@ impl Writer {
                 let started = Instant::now();
                 let nodes =
                     run_transformations_parallel(to_write, transformations, workers()).await;
+                times.split += started.elapsed();
+                let started = Instant::now();
                 // Encoded here, beside the write, which then only inserts:
                 // on its own thread, it kept one core idle while it inserted.
                 let nodes = match (nodes, sqlite) {
@@ -275,11 +286,11 @@ impl Writer {
                     }
                     (nodes, _) => nodes.map(Pending::Split),
                 };
-                *split += started.elapsed();
+                times.encode += started.elapsed();
                 // The write is awaited before any error returns, so nothing
                 // of this ingest is written after it gives up.
                 if let Some(writing) = writing {
-                    *write += writing.await.map_err(|e| {
+                    times.write += writing.await.map_err(|e| {
                         ragloom::Error::Other(format!("writing a batch of nodes failed: {e}"))
                     })??;
                 }
@@ -531,13 +542,14 @@ pub async fn ingest(
         ));
     }
 
-    let mut splitter = SentenceSplitter::new()
+    // Timed, so the summary can set the splitter's counting beside the
+    // counter's own speed (`stages.count`).
+    let counting = TimedTokenizer::new(chunk_tokenizer.unwrap_or_else(default_tokenizer));
+    let splitter = SentenceSplitter::new()
         .chunk_size(settings.chunk_size)
         .chunk_overlap(settings.chunk_overlap)
-        .id_func(Arc::new(time_ordered_id));
-    if let Some(tokenizer) = chunk_tokenizer {
-        splitter = splitter.tokenizer(tokenizer);
-    }
+        .id_func(Arc::new(time_ordered_id))
+        .tokenizer(Arc::new(counting.clone()));
     let splitter: Arc<dyn TransformComponent> = Arc::new(splitter);
     let context = tx.storage_context();
     let writer = match &embed {
@@ -570,8 +582,7 @@ pub async fn ingest(
         bar
     });
     let list_time = started.elapsed();
-    let (mut read_time, mut split_time, mut write_time) =
-        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let mut times = Times::default();
     let mut records: Vec<(String, FileRecord)> = Vec::new();
     let mut staged: Option<Staged> = None;
     let batch_bytes = (to_read.iter().map(|f| f.size).sum::<u64>() / 16)
@@ -593,7 +604,7 @@ pub async fn ingest(
         let report = reader(batch.iter().map(|f| PathBuf::from(&f.path)).collect())
             .load_data_with_report()
             .await?;
-        read_time += read_started.elapsed();
+        times.read += read_started.elapsed();
         let failed: BTreeSet<String> = report
             .errors
             .iter()
@@ -644,12 +655,7 @@ pub async fn ingest(
         summary.deleted += stale.len();
         writer.delete(&stale).await?;
         let (written, nodes) = writer
-            .refresh(
-                &report.documents,
-                &mut staged,
-                &mut split_time,
-                &mut write_time,
-            )
+            .refresh(&report.documents, &mut staged, &mut times)
             .await?;
         let written_ids: Vec<String> = report
             .documents
@@ -669,7 +675,7 @@ pub async fn ingest(
             bar.inc(batch.len() as u64);
         }
     }
-    writer.flush(staged, &mut write_time).await?;
+    writer.flush(staged, &mut times.write).await?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -706,9 +712,11 @@ pub async fn ingest(
     let ms = |d: Duration| d.as_millis() as u64;
     summary.stages = crate::store::IngestStages {
         list: ms(list_time),
-        read: ms(read_time),
-        split: ms(split_time),
-        write: ms(write_time),
+        read: ms(times.read),
+        split: ms(times.split),
+        count: ms(counting.elapsed()),
+        encode: ms(times.encode),
+        write: ms(times.write),
         keyword_index: ms(merge_started.elapsed()),
         commit: 0,
     };

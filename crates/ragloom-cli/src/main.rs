@@ -17,6 +17,7 @@ mod out;
 mod serve;
 mod source;
 mod store;
+mod timed;
 mod ui;
 
 use args::{Cli, Command, FolderArg};

@@ -126,18 +126,25 @@ pub struct IngestSummary {
 
 /// Wall milliseconds of each stage of an ingest, summed over its batches.
 /// Without an embedding model each batch is written while the next one is
-/// split, so `split` and `write` overlap and the stages can add up to more
-/// than `millis`.
+/// split and encoded, so `write` overlaps `split` and `encode` and the
+/// stages can add up to more than `millis`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct IngestStages {
     /// Opening the index, listing the source and stat'ing its files.
     pub list: u64,
     /// Reading files into documents.
     pub read: u64,
-    /// Splitting documents into nodes and, in the embedded store, encoding
-    /// them as stored (with an embedding model: splitting, embedding and
-    /// writing, which the vector index does together).
+    /// Splitting documents into nodes, on every core (with an embedding
+    /// model: splitting, embedding and writing, which the vector index does
+    /// together).
     pub split: u64,
+    /// Of `split`, the time the splitter spent counting tokens, summed over
+    /// the cores that split: thread time, not wall time.
+    pub count: u64,
+    /// Encoding nodes as the embedded store keeps them (JSON, compression,
+    /// hashes, keyword counts), on every core.
+    pub encode: u64,
     /// Writing nodes, their hashes and their keyword counts.
     pub write: u64,
     /// Merging the keyword index's postings.

@@ -40,9 +40,14 @@ impl RefreshPlan {
         let mut plan = Self::default();
         let mut pending: HashMap<&str, usize> = HashMap::new();
         let mut to_write: Vec<Option<(Node, String)>> = Vec::new();
-        for document in documents {
-            // Hashed once: a large document's text is not hashed again to insert it.
-            let hash = document.hash();
+        // Hashed once, on every core: a large document's text is not hashed
+        // again to insert it, and a batch of books is not hashed on one core
+        // while the others wait for the plan.
+        let hashes: Vec<String> = {
+            use rayon::prelude::*;
+            documents.par_iter().map(Node::hash).collect()
+        };
+        for (document, hash) in documents.iter().zip(hashes) {
             let stored = match pending.get(document.id_.as_str()) {
                 Some(&i) => to_write[i].as_ref().map(|(_, h)| h.clone()),
                 None => docstore.get_document_hash(&document.id_).await?,

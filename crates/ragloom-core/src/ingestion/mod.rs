@@ -46,17 +46,83 @@ pub async fn run_transformations_parallel(
     if num_workers <= 1 || documents.len() <= 1 {
         return run_transformations(documents, transformations).await;
     }
-    let tasks = documents.into_iter().map(|doc| {
+    let tasks = documents.into_iter().enumerate().map(|(i, doc)| {
         let transformations = transformations.to_vec();
-        tokio::spawn(async move { run_transformations(vec![doc], &transformations).await })
+        tokio::spawn(async move { (i, run_transformations(vec![doc], &transformations).await) })
     });
-    let mut results = futures::stream::iter(tasks).buffered(num_workers);
-    let mut nodes = Vec::new();
+    // Taken as they finish, so a long document does not hold a worker's
+    // next document back until it is done (documents here range from a
+    // page to a book); put back in order at the end.
+    let mut results = futures::stream::iter(tasks).buffer_unordered(num_workers);
+    let mut parts = Vec::new();
     while let Some(joined) = results.next().await {
-        let part = joined.map_err(|e| {
+        let (i, part) = joined.map_err(|e| {
             crate::error::Error::Other(format!("a transformation task failed: {e}"))
-        })??;
-        nodes.extend(part);
+        })?;
+        parts.push((i, part?));
     }
-    Ok(nodes)
+    parts.sort_unstable_by_key(|(i, _)| *i);
+    Ok(parts.into_iter().flat_map(|(_, nodes)| nodes).collect())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    /// Takes as many milliseconds as its document's text is long in
+    /// characters, and notes the order documents finish in.
+    #[derive(Debug, Default)]
+    struct Slow {
+        finished: Mutex<Vec<String>>,
+    }
+
+    #[async_trait::async_trait]
+    impl TransformComponent for Slow {
+        fn class_name(&self) -> &'static str {
+            "Slow"
+        }
+
+        async fn transform(&self, nodes: Vec<Node>) -> Result<Vec<Node>> {
+            for node in &nodes {
+                if node.text.contains("fail") {
+                    return Err(crate::error::Error::Other("failed".into()));
+                }
+                tokio::time::sleep(Duration::from_millis(node.text.len() as u64)).await;
+                self.finished.lock().unwrap().push(node.text.clone());
+            }
+            Ok(nodes)
+        }
+    }
+
+    fn docs(texts: &[&str]) -> Vec<Node> {
+        texts.iter().map(|t| Node::document(*t)).collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn documents_finish_in_any_order_and_come_back_in_theirs() {
+        let slow = Arc::new(Slow::default());
+        let texts = ["a long first document", "b", "c", "d", "e short"];
+        let transformations: Vec<Arc<dyn TransformComponent>> = vec![slow.clone()];
+        let nodes = run_transformations_parallel(docs(&texts), &transformations, 2)
+            .await
+            .unwrap();
+        let out: Vec<&str> = nodes.iter().map(|n| n.text.as_str()).collect();
+        assert_eq!(out, texts);
+        // The short ones did not wait for the long first one: a worker went
+        // on to the next document as soon as its own was done.
+        let finished = slow.finished.lock().unwrap().clone();
+        assert_eq!(finished.last().map(String::as_str), Some(texts[0]));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failing_document_fails_the_run() {
+        let transformations: Vec<Arc<dyn TransformComponent>> = vec![Arc::new(Slow::default())];
+        let err = run_transformations_parallel(docs(&["a", "fail", "c"]), &transformations, 2)
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("failed"), "{err}");
+    }
 }

@@ -1,0 +1,74 @@
+//! A tokenizer that adds up the time spent in it, so `ingest --json` can say
+//! how long the splitter spent counting tokens beside the rest of its work.
+
+use ragloom::Tokenizer;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Wraps the splitter's tokenizer; every clone adds to the same total.
+#[derive(Clone, Debug)]
+pub struct TimedTokenizer {
+    inner: Arc<dyn Tokenizer>,
+    nanos: Arc<AtomicU64>,
+}
+
+impl TimedTokenizer {
+    /// Times `inner`, from zero.
+    pub fn new(inner: Arc<dyn Tokenizer>) -> Self {
+        TimedTokenizer {
+            inner,
+            nanos: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The time spent in the tokenizer so far, summed over every thread
+    /// that called it (so it can pass the wall time on several cores).
+    pub fn elapsed(&self) -> Duration {
+        Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
+    }
+
+    fn timed<R>(&self, f: impl FnOnce(&dyn Tokenizer) -> R) -> R {
+        let started = Instant::now();
+        let out = f(self.inner.as_ref());
+        self.nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        out
+    }
+}
+
+impl Tokenizer for TimedTokenizer {
+    fn encode(&self, text: &str) -> Vec<u32> {
+        self.timed(|t| t.encode(text))
+    }
+
+    fn count(&self, text: &str) -> usize {
+        self.timed(|t| t.count(text))
+    }
+
+    fn count_up_to(&self, text: &str, limit: usize) -> usize {
+        self.timed(|t| t.count_up_to(text, limit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_as_the_inner_tokenizer_and_adds_up_its_time() {
+        let inner = ragloom::default_tokenizer();
+        let timed = TimedTokenizer::new(inner.clone());
+        assert_eq!(timed.elapsed(), Duration::ZERO);
+        let text = "The quick brown fox jumps over the lazy dog. ".repeat(200);
+        assert_eq!(timed.count(&text), inner.count(&text));
+        assert_eq!(timed.count_up_to(&text, 10), inner.count_up_to(&text, 10));
+        assert_eq!(timed.encode("hello world"), inner.encode("hello world"));
+        let after = timed.elapsed();
+        assert!(after > Duration::ZERO);
+        // Clones share the total.
+        let clone = timed.clone();
+        clone.count(&text);
+        assert!(timed.elapsed() > after);
+    }
+}
