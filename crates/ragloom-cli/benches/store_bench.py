@@ -466,7 +466,7 @@ def stage_table(rl: dict, fl: dict) -> list[str]:
         ("list and read the files", ms("list") + ms("read"), "`cat` of the files", fl.get("cat_wall_s")),
         ("split on every core (sentences, cl100k counts, merging, nodes)", ms("split"),
          "counting the text's cl100k tokens on every core", fl.get("count_s")),
-        ("of which counting tokens, thread time summed over cores", ms("count") if "count" in st else None,
+        ("of which counting tokens, each call's wall time summed over threads", ms("count") if "count" in st else None,
          "the same count's thread time summed over cores", fl.get("count_thread_s")),
         ("encode on every core (node JSON, zstd, node hashes, BM25 counts)",
          ms("encode") if "encode" in st else None, "(no floor named)", None),
@@ -476,7 +476,7 @@ def stage_table(rl: dict, fl: dict) -> list[str]:
          "in one SQLite transaction", fl.get("store_insert_s")),
         ("(the same)", None,
          f"the text as {fl.get('rows', '?')} rows of one SQLite transaction", fl.get("insert_s")),
-        ("(hashing, inside split and write)", None,
+        ("(hashing: documents in planning, nodes in encode)", None,
          "`sha256sum` of the concatenated text", fl.get("sha256_wall_s")),
     ]
     # The stages overlap, so the whole ingest is also set against the floors

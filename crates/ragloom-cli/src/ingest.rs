@@ -172,6 +172,7 @@ enum Writer {
 #[derive(Default)]
 struct Times {
     read: Duration,
+    plan: Duration,
     split: Duration,
     encode: Duration,
     write: Duration,
@@ -246,6 +247,7 @@ impl Writer {
                 // Planned and deleted before the earlier batch's write
                 // starts: both need the transaction's connection, which the
                 // write holds.
+                let started = Instant::now();
                 let RefreshPlan {
                     written,
                     changed,
@@ -253,6 +255,7 @@ impl Writer {
                     hashes,
                 } = RefreshPlan::new(context.docstore.as_ref(), docs).await?;
                 self.delete(&changed).await?;
+                times.plan += started.elapsed();
                 let writing = staged.take().map(|batch| {
                     let (context, text_rows) = (context.clone(), *text_rows);
                     let runtime = tokio::runtime::Handle::current();
@@ -713,6 +716,7 @@ pub async fn ingest(
     summary.stages = crate::store::IngestStages {
         list: ms(list_time),
         read: ms(times.read),
+        plan: ms(times.plan),
         split: ms(times.split),
         count: ms(counting.elapsed()),
         encode: ms(times.encode),

@@ -135,12 +135,17 @@ pub struct IngestStages {
     pub list: u64,
     /// Reading files into documents.
     pub read: u64,
+    /// Planning each batch: its documents hashed (on every core) and
+    /// compared with the stored hashes, changed documents' old nodes
+    /// deleted.
+    pub plan: u64,
     /// Splitting documents into nodes, on every core (with an embedding
     /// model: splitting, embedding and writing, which the vector index does
     /// together).
     pub split: u64,
-    /// Of `split`, the time the splitter spent counting tokens, summed over
-    /// the cores that split: thread time, not wall time.
+    /// Of `split`, the time the splitter spent counting tokens: each call's
+    /// wall time, added up over the threads that split (so it can pass
+    /// `split` on several cores).
     pub count: u64,
     /// Encoding nodes as the embedded store keeps them (JSON, compression,
     /// hashes, keyword counts), on every core.
@@ -451,4 +456,30 @@ pub fn remember_last(root: &Path, source: &Source) -> Result<(), CliError> {
 pub fn last_source(root: &Path) -> Option<String> {
     let text = std::fs::read_to_string(root.join("last.json")).ok()?;
     serde_json::from_str::<Last>(&text).ok().map(|l| l.source)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Manifests written before a stage was added still load, the new
+    /// stages at zero.
+    #[test]
+    fn stages_of_older_manifests_load() {
+        let old = r#"{"list":1,"read":2,"split":3,"write":4,"keyword_index":5,"commit":6}"#;
+        let stages: IngestStages = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            stages,
+            IngestStages {
+                list: 1,
+                read: 2,
+                split: 3,
+                write: 4,
+                keyword_index: 5,
+                commit: 6,
+                ..IngestStages::default()
+            }
+        );
+    }
 }
