@@ -625,6 +625,37 @@ impl FileReader for SlowReader {
     }
 }
 
+/// Fails, but only after a while.
+#[derive(Debug)]
+struct LateFailingReader;
+
+#[async_trait]
+impl FileReader for LateFailingReader {
+    async fn load_file(&self, path: &Path, _: Metadata) -> Result<Vec<Document>> {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        Err(Error::corrupt(path, "this extractor fails late"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_loads_report_failures_in_file_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `a` fails last, `b` at once.
+    for name in ["a.late", "b.md", "c.txt"] {
+        write(tmp.path(), name, "text");
+    }
+    let reader = SimpleDirectoryReader::new(tmp.path())
+        .file_extractor(".late", Arc::new(LateFailingReader))
+        .file_extractor(".md", Arc::new(FailingReader))
+        .num_workers(4);
+    let report = reader.load_data_with_report().await.unwrap();
+    let failed: Vec<_> = report.errors.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(failed, [tmp.path().join("a.late"), tmp.path().join("b.md")]);
+    assert_eq!(report.documents.len(), 1);
+    let err = reader.raise_on_error(true).load_data().await.unwrap_err();
+    assert!(err.to_string().contains("a.late"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_loads_match_a_serial_load() {
     let tmp = tempfile::tempdir().unwrap();

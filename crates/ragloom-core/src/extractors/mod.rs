@@ -15,7 +15,6 @@ pub use metadata_extractors::{
 use crate::error::Result;
 use crate::schema::{Metadata, MetadataMode, Node, NodeKind};
 use async_trait::async_trait;
-use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 use std::future::Future;
 
@@ -121,7 +120,8 @@ pub async fn process_nodes(
 }
 
 /// Runs `jobs` with at most `workers` at once, results in job order, with
-/// an optional progress bar (LlamaIndex `run_jobs`).
+/// an optional progress bar (LlamaIndex `run_jobs`). After a failure no
+/// further job starts; the first failure in job order is returned.
 pub(crate) async fn run_jobs<T, F>(
     jobs: Vec<F>,
     show_progress: bool,
@@ -131,21 +131,15 @@ where
     F: Future<Output = Result<T>>,
 {
     let bar = show_progress.then(|| indicatif::ProgressBar::new(jobs.len() as u64));
-    let results = futures::stream::iter(jobs.into_iter().map(|job| {
-        let bar = bar.clone();
-        async move {
-            let out = job.await;
-            if let Some(bar) = bar {
-                bar.inc(1);
-            }
-            out
+    let results = crate::utils::run_in_order(jobs, workers, |out| {
+        if let Some(bar) = &bar {
+            bar.inc(1);
         }
-    }))
-    .buffered(workers.max(1))
-    .try_collect()
+        out.is_ok()
+    })
     .await;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    results
+    results.into_iter().collect()
 }

@@ -36,34 +36,35 @@ pub async fn run_transformations(
 /// [`run_transformations`] on each document apart, `num_workers` at a time
 /// (on the runtime's threads), the nodes in document order: the same nodes as
 /// one call over all of them, for transformations that treat documents
-/// independently, as the splitters do. On an error the documents already
-/// started still run to their end; their nodes are dropped.
+/// independently, as the splitters do. On an error no further document
+/// starts, those already started run to their end, and the error of the
+/// first failing document in order is returned.
 pub async fn run_transformations_parallel(
     documents: Vec<Node>,
     transformations: &[Arc<dyn TransformComponent>],
     num_workers: usize,
 ) -> Result<Vec<Node>> {
-    use futures::StreamExt;
     if num_workers <= 1 || documents.len() <= 1 {
         return run_transformations(documents, transformations).await;
     }
-    let tasks = documents.into_iter().enumerate().map(|(i, doc)| {
+    let tasks = documents.into_iter().map(|doc| {
         let transformations = transformations.to_vec();
-        tokio::spawn(async move { (i, run_transformations(vec![doc], &transformations).await) })
+        let task =
+            tokio::spawn(async move { run_transformations(vec![doc], &transformations).await });
+        async move {
+            task.await.map_err(|e| {
+                crate::error::Error::Other(format!("a transformation task failed: {e}"))
+            })?
+        }
     });
-    // Taken as they finish, so a long document does not hold a worker's
-    // next document back until it is done (documents here range from a
-    // page to a book); put back in order at the end.
-    let mut results = futures::stream::iter(tasks).buffer_unordered(num_workers);
-    let mut parts = Vec::new();
-    while let Some(joined) = results.next().await {
-        let (i, part) = joined.map_err(|e| {
-            crate::error::Error::Other(format!("a transformation task failed: {e}"))
-        })?;
-        parts.push((i, part?));
+    // Documents here range from a page to a book: a worker goes on to the
+    // next one as soon as its own is done.
+    let parts = crate::utils::run_in_order(tasks, num_workers, Result::is_ok).await;
+    let mut nodes = Vec::new();
+    for part in parts {
+        nodes.extend(part?);
     }
-    parts.sort_unstable_by_key(|(i, _)| *i);
-    Ok(parts.into_iter().flat_map(|(_, nodes)| nodes).collect())
+    Ok(nodes)
 }
 
 #[cfg(test)]
@@ -88,10 +89,10 @@ mod tests {
 
         async fn transform(&self, nodes: Vec<Node>) -> Result<Vec<Node>> {
             for node in &nodes {
-                if node.text.contains("fail") {
-                    return Err(crate::error::Error::Other("failed".into()));
-                }
                 tokio::time::sleep(Duration::from_millis(node.text.len() as u64)).await;
+                if node.text.contains("fail") {
+                    return Err(crate::error::Error::Other(node.text.clone()));
+                }
                 self.finished.lock().unwrap().push(node.text.clone());
             }
             Ok(nodes)
@@ -119,15 +120,20 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_failing_document_fails_the_run() {
-        let transformations: Vec<Arc<dyn TransformComponent>> = vec![Arc::new(Slow::default())];
-        let err = run_transformations_parallel(docs(&["a", "fail", "c"]), &transformations, 2)
+    async fn the_first_failing_document_in_order_fails_the_run() {
+        let slow = Arc::new(Slow::default());
+        let transformations: Vec<Arc<dyn TransformComponent>> = vec![slow.clone()];
+        // The second document fails last; the third fails first, and stops
+        // the fourth from starting.
+        let texts = ["a", "fail, slowly and first in order", "fail", "d"];
+        let err = run_transformations_parallel(docs(&texts), &transformations, 2)
             .await
             .unwrap_err();
         // The transformation's own error, not a task's failure.
         assert!(
-            matches!(&err, crate::error::Error::Other(m) if m == "failed"),
+            matches!(&err, crate::error::Error::Other(m) if m == texts[1]),
             "{err}"
         );
+        assert_eq!(*slow.finished.lock().unwrap(), ["a"]);
     }
 }

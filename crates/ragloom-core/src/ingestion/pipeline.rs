@@ -11,7 +11,6 @@ use crate::transform::TransformComponent;
 use crate::utils::hex;
 use crate::vector_stores::VectorStore;
 use async_trait::async_trait;
-use futures::StreamExt;
 use indexmap::IndexMap;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -412,14 +411,17 @@ impl IngestionPipeline {
                     .instrument(span),
                 )
             });
-            let mut results = futures::stream::iter(tasks).buffered(self.num_workers);
-            while let Some(joined) = results.next().await {
-                let result =
-                    joined.map_err(|e| Error::Other(format!("ingestion worker failed: {e}")))??;
-                out.push(result);
+            let results = crate::utils::run_in_order(tasks, self.num_workers, |joined| {
                 if let Some(bar) = &bar {
                     bar.inc(1);
                 }
+                matches!(joined, Ok(Ok(_)))
+            })
+            .await;
+            for joined in results {
+                out.push(
+                    joined.map_err(|e| Error::Other(format!("ingestion worker failed: {e}")))??,
+                );
             }
         }
         if let Some(bar) = bar {

@@ -6,7 +6,7 @@ use super::metadata::{EXCLUDED_FILE_METADATA_KEYS, default_file_metadata_func};
 use super::{FileReader, Reader};
 use crate::error::{Error, Result};
 use crate::schema::{Document, Metadata};
-use crate::utils::run_blocking;
+use crate::utils::{run_blocking, run_in_order};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -307,21 +307,27 @@ impl SimpleDirectoryReader {
         };
         let mut errors = discovered.walk_errors;
         let progress = self.progress(discovered.files.len());
-        let mut results = futures::stream::iter(discovered.files)
-            .map(|path| {
-                let this = Arc::clone(&this);
-                async move {
-                    let result = Arc::clone(&this).spawn_load(path.clone()).await;
-                    (path, result)
-                }
-            })
-            .buffered(self.num_workers.max(1));
-        let mut documents = Vec::new();
-        while let Some((path, result)) = results.next().await {
+        let loads = discovered.files.into_iter().map(|path| {
+            let this = Arc::clone(&this);
+            async move {
+                let result = this.spawn_load(path.clone()).await;
+                (path, result)
+            }
+        });
+        // Files are taken as loads finish (a large PDF holds no slot back);
+        // with `raise_on_error`, the first failure stops new loads, and the
+        // failure reported is the first in file order, as when loading one by one.
+        let raise = self.raise_on_error;
+        let results = run_in_order(loads, self.num_workers.max(1), |(_, result)| {
             progress.inc(1);
+            !(raise && result.is_err())
+        })
+        .await;
+        let mut documents = Vec::new();
+        for (path, result) in results {
             match result {
                 Ok(docs) => documents.extend(docs),
-                Err(e) if self.raise_on_error => {
+                Err(e) if raise => {
                     progress.abandon();
                     return Err(e);
                 }

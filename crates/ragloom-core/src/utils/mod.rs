@@ -1,10 +1,11 @@
 //! Small shared helpers: Python-style `{name}` formatting and hex digests, atomic writes, Python's JSON,
-//! `.npy` arrays, blocking work off the async threads and the tokenizers' word caches.
+//! `.npy` arrays, blocking work off the async threads, jobs run a few at a time in order, and the tokenizers' word caches.
 
 mod blocking;
 mod fmt;
 mod fs;
 pub(crate) mod npy;
+mod ordered;
 mod pyjson;
 mod str_map;
 
@@ -12,6 +13,7 @@ pub(crate) use blocking::run_blocking;
 pub(crate) use fmt::hex;
 pub use fmt::{format_named, template_vars};
 pub use fs::{read_json_file, write_atomic};
+pub(crate) use ordered::run_in_order;
 pub use pyjson::{
     PythonFormatter, json_dumps, to_python_json_string, to_python_json_string_unescaped,
     write_python_json,
