@@ -474,6 +474,10 @@ def stage_table(rl: dict, fl: dict) -> list[str]:
          ms("write") + ms("keyword_index") + ms("commit"),
          f"the index's own {fl.get('store_rows', '?')} rows, written again into a new file "
          "in one SQLite transaction", fl.get("store_insert_s")),
+        ("of which the writer's own work (its thread's CPU time, without waiting for a core "
+         "beside the split); merge postings; commit",
+         ms("write_cpu") + ms("keyword_index") + ms("commit") if st.get("write_cpu") else None,
+         "(the same rows)", fl.get("store_insert_s")),
         ("(the same)", None,
          f"the text as {fl.get('rows', '?')} rows of one SQLite transaction", fl.get("insert_s")),
         ("(hashing: documents in planning, nodes in encode)", None,

@@ -14,7 +14,7 @@ use crate::source::{Source, SourceKind};
 use crate::store::{
     BuildSettings, CHUNK_TOKENIZER_MODEL, FileRecord, IngestSummary, MANIFEST_FORMAT, Manifest,
 };
-use crate::timed::TimedTokenizer;
+use crate::timed::{TimedTokenizer, thread_cpu_time};
 use crate::ui::Ui;
 use ragloom::embeddings::CachedEmbedding;
 use ragloom::indices::VectorStoreIndex;
@@ -176,6 +176,8 @@ struct Times {
     split: Duration,
     encode: Duration,
     write: Duration,
+    /// The writer's thread CPU time, of `write`.
+    write_cpu: Duration,
 }
 
 /// Split nodes of one batch, waiting to be written.
@@ -215,6 +217,33 @@ impl Staged {
             }
         }
         record_hashes(docstore.as_ref(), &self.hashes).await
+    }
+
+    /// [`Staged::store`] on a thread of its own: the inserts are serial,
+    /// and the split keeps the other core busy meanwhile. Gives the wall
+    /// time and the thread's CPU time (the write's own work, without the
+    /// time it waited for a core beside the split).
+    fn spawn_store(
+        self,
+        context: StorageContext,
+        text_rows: bool,
+    ) -> impl std::future::Future<Output = ragloom::Result<(Duration, Duration)>> {
+        let runtime = tokio::runtime::Handle::current();
+        let task = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let cpu = thread_cpu_time();
+            runtime.block_on(self.store(context, text_rows))?;
+            let cpu = match (cpu, thread_cpu_time()) {
+                (Some(before), Some(after)) => after.saturating_sub(before),
+                _ => Duration::ZERO,
+            };
+            Ok((started.elapsed(), cpu))
+        });
+        async move {
+            task.await.map_err(|e| {
+                ragloom::Error::Other(format!("writing a batch of nodes failed: {e}"))
+            })?
+        }
     }
 }
 
@@ -256,18 +285,9 @@ impl Writer {
                 } = RefreshPlan::new(context.docstore.as_ref(), docs).await?;
                 self.delete(&changed).await?;
                 times.plan += started.elapsed();
-                let writing = staged.take().map(|batch| {
-                    let (context, text_rows) = (context.clone(), *text_rows);
-                    let runtime = tokio::runtime::Handle::current();
-                    // A thread of its own: the inserts are serial, and the
-                    // split below keeps the other core busy meanwhile.
-                    tokio::task::spawn_blocking(move || {
-                        let started = Instant::now();
-                        runtime
-                            .block_on(batch.store(context, text_rows))
-                            .map(|()| started.elapsed())
-                    })
-                });
+                let writing = staged
+                    .take()
+                    .map(|batch| batch.spawn_store(context.clone(), *text_rows));
                 let started = Instant::now();
                 let nodes =
                     run_transformations_parallel(to_write, transformations, workers()).await;
@@ -293,9 +313,9 @@ impl Writer {
                 // The write is awaited before any error returns, so nothing
                 // of this ingest is written after it gives up.
                 if let Some(writing) = writing {
-                    times.write += writing.await.map_err(|e| {
-                        ragloom::Error::Other(format!("writing a batch of nodes failed: {e}"))
-                    })??;
+                    let (wall, cpu) = writing.await?;
+                    times.write += wall;
+                    times.write_cpu += cpu;
                 }
                 let nodes = nodes?;
                 let count = nodes.len();
@@ -306,7 +326,7 @@ impl Writer {
     }
 
     /// Writes the nodes left staged by the last [`Writer::refresh`].
-    async fn flush(&self, staged: Option<Staged>, write: &mut Duration) -> ragloom::Result<()> {
+    async fn flush(&self, staged: Option<Staged>, times: &mut Times) -> ragloom::Result<()> {
         if let (
             Writer::Text {
                 context, text_rows, ..
@@ -314,9 +334,9 @@ impl Writer {
             Some(batch),
         ) = (self, staged)
         {
-            let started = Instant::now();
-            batch.store(context.clone(), *text_rows).await?;
-            *write += started.elapsed();
+            let (wall, cpu) = batch.spawn_store(context.clone(), *text_rows).await?;
+            times.write += wall;
+            times.write_cpu += cpu;
         }
         Ok(())
     }
@@ -678,7 +698,7 @@ pub async fn ingest(
             bar.inc(batch.len() as u64);
         }
     }
-    writer.flush(staged, &mut times.write).await?;
+    writer.flush(staged, &mut times).await?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -721,6 +741,7 @@ pub async fn ingest(
         count: ms(counting.elapsed()),
         encode: ms(times.encode),
         write: ms(times.write),
+        write_cpu: ms(times.write_cpu),
         keyword_index: ms(merge_started.elapsed()),
         commit: 0,
     };

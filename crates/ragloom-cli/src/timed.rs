@@ -1,5 +1,5 @@
-//! A tokenizer that adds up the time spent in it, so `ingest --json` can say
-//! how long the splitter spent counting tokens beside the rest of its work.
+//! Timing an ingest's stages: a tokenizer that adds up the time spent in it,
+//! and a thread's CPU time, so `ingest --json` can set each stage beside its floor.
 
 use ragloom::Tokenizer;
 use std::sync::Arc;
@@ -60,7 +60,22 @@ impl Tokenizer for TimedTokenizer {
     }
 }
 
+/// The CPU time the calling thread has used so far, where the system says.
+pub fn thread_cpu_time() -> Option<Duration> {
+    #[cfg(unix)]
+    {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        Some(Duration::new(
+            u64::try_from(t.tv_sec).ok()?,
+            u32::try_from(t.tv_nsec).ok()?,
+        ))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -81,5 +96,21 @@ mod tests {
         assert!(timed.elapsed() > after);
         // Its `Debug` is the wrapped tokenizer's, whatever the total.
         assert_eq!(format!("{timed:?}"), format!("{inner:?}"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn thread_cpu_time_counts_work_not_sleep() {
+        let before = thread_cpu_time().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let slept = thread_cpu_time().unwrap() - before;
+        let started = std::time::Instant::now();
+        let mut x = 0u64;
+        while started.elapsed() < Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let worked = thread_cpu_time().unwrap() - before - slept;
+        assert!(slept < Duration::from_millis(20), "{slept:?}");
+        assert!(worked > slept, "{worked:?} against {slept:?}");
     }
 }

@@ -6,7 +6,7 @@
 
 use super::{IdFunc, TextSplitter};
 use crate::error::{Error, Result};
-use crate::schema::{Metadata, MetadataMode, Node, NodeRelationship, RelatedNodeType};
+use crate::schema::{Metadata, MetadataMode, Node, NodeKind, NodeRelationship, RelatedNodeType};
 use std::collections::{BTreeMap, HashMap};
 
 /// LlamaIndex's `default_id_func`: a fresh UUID v4 per node.
@@ -160,6 +160,18 @@ pub fn postprocess_parsed_nodes(
 ) {
     let mut search_positions: HashMap<String, usize> = HashMap::new();
     let mut cursors: HashMap<String, CharCursor<'_>> = HashMap::new();
+    // A chunk is linked as its neighbours' `Next` and then `Previous`, under
+    // different metadata but the same text (left unchanged here): its text
+    // is hashed once for both (two fifths of the hashing a parse did).
+    let mut text_hashed: Vec<Option<sha2::Sha256>> = vec![None; nodes.len()];
+    let mut related = |nodes: &[Node], j: usize| {
+        let node = &nodes[j];
+        if node.kind == NodeKind::Document {
+            return node.as_related_node_info();
+        }
+        let state = text_hashed[j].get_or_insert_with(|| node.text_hashed());
+        node.related_node_info_with_hash(node.hash_after(state))
+    };
     for i in 0..nodes.len() {
         let parent_doc = parent_docs
             .get(nodes[i].ref_doc_id().unwrap_or(""))
@@ -200,13 +212,13 @@ pub fn postprocess_parsed_nodes(
                 _ => false,
             };
             if i > 0 && same_source(&nodes[i], &nodes[i - 1]) {
-                let prev = nodes[i - 1].as_related_node_info();
+                let prev = related(nodes, i - 1);
                 nodes[i]
                     .relationships
                     .insert(NodeRelationship::Previous, RelatedNodeType::One(prev));
             }
             if i + 1 < nodes.len() && same_source(&nodes[i], &nodes[i + 1]) {
-                let next = nodes[i + 1].as_related_node_info();
+                let next = related(nodes, i + 1);
                 nodes[i]
                     .relationships
                     .insert(NodeRelationship::Next, RelatedNodeType::One(next));
@@ -301,6 +313,41 @@ mod tests {
             for from in starts.step_by(7) {
                 let want = text[from..].find(&needle).map(|i| i + from);
                 assert_eq!(find_from(text.as_bytes(), needle.as_bytes(), from), want);
+            }
+        }
+    }
+
+    /// Neighbour links carry the hash `Node::hash` gives for the node as
+    /// the link saw it: `Previous` the finished node, `Next` the node
+    /// before its document's metadata was merged in.
+    #[test]
+    fn neighbour_links_carry_their_nodes_hashes() {
+        let mut doc = Node::document("One sentence here. Another one there. A third one.");
+        doc.metadata.insert("file".into(), "a.txt".into());
+        let splits = vec![
+            "One sentence here.".to_string(),
+            "Another one there.".to_string(),
+            "A third one.".to_string(),
+        ];
+        let mut nodes = build_nodes_from_splits(splits, &doc, None, None);
+        let parents = HashMap::from([(doc.id_.as_str(), &doc)]);
+        postprocess_parsed_nodes(&mut nodes, &parents, true, true);
+        let link = |n: &Node, rel| match n.relationships.get(&rel) {
+            Some(RelatedNodeType::One(info)) => info.clone(),
+            _ => panic!("no {rel:?}"),
+        };
+        for i in 0..nodes.len() {
+            if i > 0 {
+                let prev = link(&nodes[i], NodeRelationship::Previous);
+                assert_eq!(prev.hash, Some(nodes[i - 1].hash()));
+            }
+            if i + 1 < nodes.len() {
+                let next = link(&nodes[i], NodeRelationship::Next);
+                assert!(next.metadata.is_empty(), "taken before the merge");
+                let mut before = nodes[i + 1].clone();
+                before.metadata = next.metadata.clone();
+                assert_eq!(next.hash, Some(before.hash()));
+                assert_ne!(next.hash, Some(nodes[i + 1].hash()));
             }
         }
     }

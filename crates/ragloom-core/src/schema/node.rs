@@ -389,24 +389,38 @@ impl Node {
                 }
                 sha256_hex(&identities.join("-"))
             }
-            // The hash of text followed by the metadata's repr, fed in two
-            // parts: a node is hashed up to three times while it is parsed,
-            // and copying its text each time cost more than hashing it.
-            _ => hex(Sha256::new()
-                .chain_update(self.text.as_bytes())
-                .chain_update(py_repr_object(&self.metadata).as_bytes())
-                .finalize()
-                .as_slice()),
+            _ => self.hash_after(&self.text_hashed()),
         }
+    }
+
+    /// A chunk's hash is the text followed by the metadata's repr: the
+    /// text fed once serves every hash of it under changing metadata
+    /// ([`hash_after`](Self::hash_after)), as a parser's neighbour links need.
+    pub(crate) fn text_hashed(&self) -> Sha256 {
+        Sha256::new().chain_update(self.text.as_bytes())
+    }
+
+    /// [`hash`](Self::hash) of a chunk from its [`text_hashed`](Self::text_hashed) state.
+    pub(crate) fn hash_after(&self, text_hashed: &Sha256) -> String {
+        hex(text_hashed
+            .clone()
+            .chain_update(py_repr_object(&self.metadata).as_bytes())
+            .finalize()
+            .as_slice())
     }
 
     /// This node as a [`RelatedNodeInfo`] (id, type, metadata, hash).
     pub fn as_related_node_info(&self) -> RelatedNodeInfo {
+        self.related_node_info_with_hash(self.hash())
+    }
+
+    /// [`as_related_node_info`](Self::as_related_node_info) with the hash known.
+    pub(crate) fn related_node_info_with_hash(&self, hash: String) -> RelatedNodeInfo {
         RelatedNodeInfo {
             node_id: self.id_.clone(),
             node_type: Some(self.object_type()),
             metadata: self.metadata.clone(),
-            hash: Some(self.hash()),
+            hash: Some(hash),
         }
     }
 
