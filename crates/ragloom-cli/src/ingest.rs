@@ -221,8 +221,8 @@ impl Staged {
 
     /// [`Staged::store`] on a thread of its own: the inserts are serial,
     /// and the split keeps the other core busy meanwhile. Gives the wall
-    /// time and the thread's CPU time (the write's own work, without the
-    /// time it waited for a core beside the split).
+    /// time and the thread's CPU time (its work without the time it waited
+    /// for a core beside the split; work it hands to other threads not in it).
     fn spawn_store(
         self,
         context: StorageContext,

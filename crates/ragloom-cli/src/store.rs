@@ -152,9 +152,10 @@ pub struct IngestStages {
     pub encode: u64,
     /// Writing nodes, their hashes and their keyword counts.
     pub write: u64,
-    /// Of `write`, the CPU time of the thread that wrote (the write's own
-    /// work: `write` also counts the time it waited for a core while the
-    /// next batch was split beside it). Zero where the system does not say.
+    /// Of `write`, the CPU time of the thread that wrote (`write` also
+    /// counts the time it waited for a core while the next batch was split
+    /// beside it, or for the disk; work it hands to other threads is in
+    /// neither). Zero where the system does not say.
     pub write_cpu: u64,
     /// Merging the keyword index's postings.
     pub keyword_index: u64,

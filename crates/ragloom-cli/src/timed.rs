@@ -62,7 +62,13 @@ impl Tokenizer for TimedTokenizer {
 
 /// The CPU time the calling thread has used so far, where the system says.
 pub fn thread_cpu_time() -> Option<Duration> {
-    #[cfg(unix)]
+    // The systems where the thread clock exists (rustix has none elsewhere).
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_vendor = "apple"
+    ))]
     {
         let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
         Some(Duration::new(
@@ -70,7 +76,12 @@ pub fn thread_cpu_time() -> Option<Duration> {
             u32::try_from(t.tv_nsec).ok()?,
         ))
     }
-    #[cfg(not(unix))]
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_vendor = "apple"
+    )))]
     None
 }
 
@@ -98,7 +109,7 @@ mod tests {
         assert_eq!(format!("{timed:?}"), format!("{inner:?}"));
     }
 
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     #[test]
     fn thread_cpu_time_counts_work_not_sleep() {
         let before = thread_cpu_time().unwrap();

@@ -656,6 +656,35 @@ async fn concurrent_loads_report_failures_in_file_order() {
     assert!(err.to_string().contains("a.late"), "{err}");
 }
 
+/// Takes far longer than any test may.
+#[derive(Debug)]
+struct EndlessReader;
+
+#[async_trait]
+impl FileReader for EndlessReader {
+    async fn load_file(&self, _: &Path, _: Metadata) -> Result<Vec<Document>> {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok(Vec::new())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_stops_the_loads_of_later_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["a.md", "b.endless", "c.endless"] {
+        write(tmp.path(), name, "text");
+    }
+    let reader = SimpleDirectoryReader::new(tmp.path())
+        .file_extractor(".md", Arc::new(FailingReader))
+        .file_extractor(".endless", Arc::new(EndlessReader))
+        .num_workers(4)
+        .raise_on_error(true);
+    // The endless loads after the failing file are stopped, not awaited.
+    let load = tokio::time::timeout(Duration::from_secs(60), reader.load_data());
+    let err = load.await.expect("waited on later files").unwrap_err();
+    assert!(err.to_string().contains("a.md"), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_loads_match_a_serial_load() {
     let tmp = tempfile::tempdir().unwrap();

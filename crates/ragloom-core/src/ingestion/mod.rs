@@ -37,8 +37,8 @@ pub async fn run_transformations(
 /// (on the runtime's threads), the nodes in document order: the same nodes as
 /// one call over all of them, for transformations that treat documents
 /// independently, as the splitters do. On an error no further document
-/// starts, those already started run to their end, and the error of the
-/// first failing document in order is returned.
+/// starts, those before the failing one are awaited, those after it are
+/// stopped, and the error of the first failing document in order is returned.
 pub async fn run_transformations_parallel(
     documents: Vec<Node>,
     transformations: &[Arc<dyn TransformComponent>],
@@ -52,6 +52,7 @@ pub async fn run_transformations_parallel(
         let task =
             tokio::spawn(async move { run_transformations(vec![doc], &transformations).await });
         async move {
+            let _stop = crate::utils::AbortOnDrop(task.abort_handle());
             task.await.map_err(|e| {
                 crate::error::Error::Other(format!("a transformation task failed: {e}"))
             })?

@@ -398,7 +398,7 @@ impl IngestionPipeline {
                 let cache = cache.clone();
                 let collection = self.cache_collection.clone();
                 let span = tracing::Span::current();
-                tokio::spawn(
+                let task = tokio::spawn(
                     async move {
                         transform_unit(
                             unit,
@@ -409,7 +409,12 @@ impl IngestionPipeline {
                         .await
                     }
                     .instrument(span),
-                )
+                );
+                async move {
+                    // A worker after a failing one is stopped with its job.
+                    let _stop = crate::utils::AbortOnDrop(task.abort_handle());
+                    task.await
+                }
             });
             let results = crate::utils::run_in_order(tasks, self.num_workers, |joined| {
                 if let Some(bar) = &bar {
@@ -418,11 +423,15 @@ impl IngestionPipeline {
                 matches!(joined, Ok(Ok(_)))
             })
             .await;
+            if let Some(bar) = &bar {
+                bar.finish_and_clear();
+            }
             for joined in results {
                 out.push(
                     joined.map_err(|e| Error::Other(format!("ingestion worker failed: {e}")))??,
                 );
             }
+            return Ok(out);
         }
         if let Some(bar) = bar {
             bar.finish_and_clear();

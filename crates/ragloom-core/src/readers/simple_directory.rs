@@ -6,7 +6,7 @@ use super::metadata::{EXCLUDED_FILE_METADATA_KEYS, default_file_metadata_func};
 use super::{FileReader, Reader};
 use crate::error::{Error, Result};
 use crate::schema::{Document, Metadata};
-use crate::utils::{run_blocking, run_in_order};
+use crate::utils::{AbortOnDrop, run_blocking, run_in_order};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -314,9 +314,10 @@ impl SimpleDirectoryReader {
                 (path, result)
             }
         });
-        // Files are taken as loads finish (a large PDF holds no slot back);
-        // with `raise_on_error`, the first failure stops new loads, and the
-        // failure reported is the first in file order, as when loading one by one.
+        // Files are taken as loads finish (a large PDF holds no slot back).
+        // With `raise_on_error` a failure starts no new load, the loads of
+        // files after it are stopped, and the failure reported is the first
+        // in file order, as when loading one by one.
         let raise = self.raise_on_error;
         let results = run_in_order(loads, self.num_workers.max(1), |(_, result)| {
             progress.inc(1);
@@ -656,14 +657,6 @@ fn exclude_metadata(docs: &mut [Document]) {
         ] {
             list.extend(EXCLUDED_FILE_METADATA_KEYS.iter().map(|k| (*k).to_string()));
         }
-    }
-}
-
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

@@ -3,15 +3,18 @@
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use std::collections::BTreeSet;
 use std::future::Future;
 
 /// Runs `jobs` with at most `limit` in flight, in input order of starting.
 /// A free slot takes the next job as soon as any running one finishes, so a
 /// slow job (a book among pages) holds back no other; `finished` sees each
-/// output as it comes. When `finished` returns `false`, no further job
-/// starts and those running are awaited. Returns the outputs of every job
-/// started, in input order: after a stop, every job before the one that
-/// stopped it has run, so the first failure in input order is among them.
+/// output as it comes. When `finished` returns `false` for a job, no further
+/// job starts; once every job before it has finished, the jobs after it
+/// still running are dropped (a spawned task's handle dropped, its task
+/// aborted or left to end, as its caller set it up). Returns the outputs in
+/// input order: every job's, or after a stop those up to the first job
+/// in input order that stopped it, so the first failure in order is the last.
 pub(crate) async fn run_in_order<F: Future>(
     jobs: impl IntoIterator<Item = F>,
     limit: usize,
@@ -19,25 +22,47 @@ pub(crate) async fn run_in_order<F: Future>(
 ) -> Vec<F::Output> {
     let mut jobs = jobs.into_iter().enumerate();
     let mut running = FuturesUnordered::new();
+    // Indices of the jobs running, so a stop knows when those before it are done.
+    let mut in_flight = BTreeSet::new();
     let mut done = Vec::new();
-    let mut starting = true;
+    let mut stop: Option<usize> = None;
     loop {
-        while starting && running.len() < limit.max(1) {
-            match jobs.next() {
-                Some((i, job)) => running.push(async move { (i, job.await) }),
-                None => starting = false,
+        while stop.is_none() && running.len() < limit.max(1) {
+            let Some((i, job)) = jobs.next() else {
+                break;
+            };
+            in_flight.insert(i);
+            running.push(async move { (i, job.await) });
+        }
+        if let Some(s) = stop {
+            if in_flight.first().is_none_or(|first| *first > s) {
+                break;
             }
         }
         let Some((i, out)) = running.next().await else {
             break;
         };
+        in_flight.remove(&i);
         if !finished(&out) {
-            starting = false;
+            stop = Some(stop.map_or(i, |s| s.min(i)));
         }
         done.push((i, out));
     }
     done.sort_unstable_by_key(|(i, _)| *i);
+    if let Some(s) = stop {
+        done.retain(|(i, _)| *i <= s);
+    }
     done.into_iter().map(|(_, out)| out).collect()
+}
+
+/// Aborts a spawned task when dropped, so a job [`run_in_order`] drops
+/// after a stop (or a caller that gives up) takes its task with it.
+pub(crate) struct AbortOnDrop(pub(crate) tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 #[cfg(test)]
@@ -83,22 +108,43 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_stop_starts_nothing_more_and_waits_for_those_running() {
+    async fn a_stop_waits_for_the_jobs_before_it_and_drops_those_after() {
         let log = Arc::new(Mutex::new(Vec::new()));
-        // Job 1 "fails" first; job 0 is still running then and must end.
-        let times = [50, 1, 1, 1];
+        // Job 1 "fails" first while job 0 (before it) and job 2 (after it)
+        // still run: job 0 is awaited, job 2 dropped, job 3 never started.
+        let times = [50, 1, 100, 1];
         let out = run_in_order(
             times
                 .iter()
                 .enumerate()
                 .map(|(i, ms)| job(i as u64, *ms, log.clone())),
-            2,
+            3,
             |id| *id != 1,
         )
         .await;
         assert_eq!(out, [0, 1]);
         let log = log.lock().unwrap();
-        assert!(!log.iter().any(|l| l == "start 2"), "{log:?}");
+        assert!(log.iter().any(|l| l == "end 0"), "{log:?}");
+        assert!(!log.iter().any(|l| l == "end 2"), "{log:?}");
+        assert!(!log.iter().any(|l| l == "start 3"), "{log:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_earlier_stop_found_later_wins() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        // Job 2 stops the run first; job 0, awaited, stops it too.
+        let times = [20, 30, 1];
+        let out = run_in_order(
+            times
+                .iter()
+                .enumerate()
+                .map(|(i, ms)| job(i as u64, *ms, log.clone())),
+            3,
+            |id| *id == 1,
+        )
+        .await;
+        assert_eq!(out, [0]);
+        assert!(!log.lock().unwrap().iter().any(|l| l == "end 1"));
     }
 
     #[tokio::test]
