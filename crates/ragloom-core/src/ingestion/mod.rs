@@ -49,10 +49,10 @@ pub async fn run_transformations_parallel(
     }
     let tasks = documents.into_iter().map(|doc| {
         let transformations = transformations.to_vec();
-        let task =
-            tokio::spawn(async move { run_transformations(vec![doc], &transformations).await });
+        let task = crate::utils::spawn_stoppable(async move {
+            run_transformations(vec![doc], &transformations).await
+        });
         async move {
-            let _stop = crate::utils::AbortOnDrop(task.abort_handle());
             task.await.map_err(|e| {
                 crate::error::Error::Other(format!("a transformation task failed: {e}"))
             })?

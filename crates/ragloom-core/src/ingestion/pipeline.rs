@@ -398,7 +398,8 @@ impl IngestionPipeline {
                 let cache = cache.clone();
                 let collection = self.cache_collection.clone();
                 let span = tracing::Span::current();
-                let task = tokio::spawn(
+                // A worker after a failing one is stopped with its job.
+                crate::utils::spawn_stoppable(
                     async move {
                         transform_unit(
                             unit,
@@ -409,12 +410,7 @@ impl IngestionPipeline {
                         .await
                     }
                     .instrument(span),
-                );
-                async move {
-                    // A worker after a failing one is stopped with its job.
-                    let _stop = crate::utils::AbortOnDrop(task.abort_handle());
-                    task.await
-                }
+                )
             });
             let results = crate::utils::run_in_order(tasks, self.num_workers, |joined| {
                 if let Some(bar) = &bar {

@@ -6,7 +6,7 @@ use super::metadata::{EXCLUDED_FILE_METADATA_KEYS, default_file_metadata_func};
 use super::{FileReader, Reader};
 use crate::error::{Error, Result};
 use crate::schema::{Document, Metadata};
-use crate::utils::{AbortOnDrop, run_blocking, run_in_order};
+use crate::utils::{run_blocking, run_in_order, spawn_stoppable};
 use async_trait::async_trait;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -427,10 +427,8 @@ impl SimpleDirectoryReader {
             return self.load_one(&path).await;
         }
         let task_path = path.clone();
-        let handle = tokio::spawn(async move { self.load_one(&task_path).await });
         // Dropping the load (e.g. after a `raise_on_error` failure) stops the task too.
-        let _abort = AbortOnDrop(handle.abort_handle());
-        handle
+        spawn_stoppable(async move { self.load_one(&task_path).await })
             .await
             .map_err(|e| Error::Other(format!("loading {} failed: {e}", path.display())))?
     }

@@ -13,7 +13,7 @@ pub(crate) use blocking::run_blocking;
 pub(crate) use fmt::hex;
 pub use fmt::{format_named, template_vars};
 pub use fs::{read_json_file, write_atomic};
-pub(crate) use ordered::{AbortOnDrop, run_in_order};
+pub(crate) use ordered::{run_in_order, spawn_stoppable};
 pub use pyjson::{
     PythonFormatter, json_dumps, to_python_json_string, to_python_json_string_unescaped,
     write_python_json,

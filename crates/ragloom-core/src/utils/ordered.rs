@@ -55,9 +55,20 @@ pub(crate) async fn run_in_order<F: Future>(
     done.into_iter().map(|(_, out)| out).collect()
 }
 
-/// Aborts a spawned task when dropped, so a job [`run_in_order`] drops
-/// after a stop (or a caller that gives up) takes its task with it.
-pub(crate) struct AbortOnDrop(pub(crate) tokio::task::AbortHandle);
+/// Spawns `task` on the runtime and gives a future of its result that
+/// stops the task when dropped: a job [`run_in_order`] drops after a stop
+/// (or a caller that gives up) takes its task with it.
+pub(crate) fn spawn_stoppable<T: Send + 'static>(
+    task: impl Future<Output = T> + Send + 'static,
+) -> impl Future<Output = Result<T, tokio::task::JoinError>> {
+    let handle = tokio::spawn(task);
+    async move {
+        let _stop = AbortOnDrop(handle.abort_handle());
+        handle.await
+    }
+}
+
+struct AbortOnDrop(tokio::task::AbortHandle);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
