@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-/// Runs `f` compiled for the widest instructions the CPU has (AVX2 and FMA
+/// Runs `f` compiled for the widest instructions the CPU has (AVX-512, else AVX2 and FMA
 /// where present, found at run time), so the loops inlined into it vectorise
 /// beyond the baseline the binary is built for.
 #[inline(always)]
@@ -143,7 +143,8 @@ pub(crate) fn exp(x: f32) -> f32 {
     // Adding and subtracting 1.5 * 2^23 rounds to the nearest integer.
     const ROUND: f32 = 12_582_912.0;
     let x = x.clamp(-87.0, 88.0);
-    let n = (x * LOG2_E + ROUND) - ROUND;
+    let shifted = x * LOG2_E + ROUND;
+    let n = shifted - ROUND;
     let r = x - n * LN2_HI - n * LN2_LO;
     let mut p = 1.987_569_1e-4_f32;
     p = p * r + 1.398_2e-3;
@@ -152,7 +153,15 @@ pub(crate) fn exp(x: f32) -> f32 {
     p = p * r + 1.666_666_5e-1;
     p = p * r + 0.5;
     let y = p * r * r + r + 1.0;
-    let two_n = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    // `shifted`'s low bits hold n as an integer offset from ROUND's: integer
+    // arithmetic on them vectorises, where `n as i32` (saturating) does not.
+    let two_n = f32::from_bits(
+        (shifted
+            .to_bits()
+            .wrapping_sub(ROUND.to_bits())
+            .wrapping_add(127))
+            << 23,
+    );
     y * two_n
 }
 
