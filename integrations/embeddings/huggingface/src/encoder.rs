@@ -185,7 +185,7 @@ impl BertEncoder {
                 c.num_attention_heads
             );
         }
-        if c.hidden_size % c.num_attention_heads != 0 {
+        if !c.hidden_size.is_multiple_of(c.num_attention_heads) {
             candle_core::bail!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
                 c.hidden_size,
