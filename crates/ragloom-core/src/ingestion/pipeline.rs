@@ -376,6 +376,27 @@ impl IngestionPipeline {
             bar.set_message("Applying transformations");
             bar
         });
+        let result = self.transform_each(inputs, cache, bar.as_ref()).await;
+        // Cleared on success and on failure alike, in one place.
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        result
+    }
+
+    /// [`transform_unit`] over each input, serially or on `num_workers`
+    /// tasks, ticking `bar` as each ends; outputs in input order.
+    async fn transform_each(
+        &self,
+        inputs: Vec<Vec<Node>>,
+        cache: Option<IngestionCache>,
+        bar: Option<&indicatif::ProgressBar>,
+    ) -> Result<Vec<(Vec<Node>, usize, usize)>> {
+        let tick = || {
+            if let Some(bar) = bar {
+                bar.inc(1);
+            }
+        };
         let mut out = Vec::with_capacity(inputs.len());
         if self.num_workers <= 1 {
             for unit in inputs {
@@ -388,49 +409,36 @@ impl IngestionPipeline {
                     )
                     .await?,
                 );
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
-            }
-        } else {
-            let tasks = inputs.into_iter().map(|unit| {
-                let transformations = self.transformations.clone();
-                let cache = cache.clone();
-                let collection = self.cache_collection.clone();
-                let span = tracing::Span::current();
-                // A worker after a failing one is stopped with its job.
-                crate::utils::spawn_stoppable(
-                    async move {
-                        transform_unit(
-                            unit,
-                            &transformations,
-                            cache.as_ref(),
-                            collection.as_deref(),
-                        )
-                        .await
-                    }
-                    .instrument(span),
-                )
-            });
-            let results = crate::utils::run_in_order(tasks, self.num_workers, |joined| {
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
-                matches!(joined, Ok(Ok(_)))
-            })
-            .await;
-            if let Some(bar) = &bar {
-                bar.finish_and_clear();
-            }
-            for joined in results {
-                out.push(
-                    joined.map_err(|e| Error::Other(format!("ingestion worker failed: {e}")))??,
-                );
+                tick();
             }
             return Ok(out);
         }
-        if let Some(bar) = bar {
-            bar.finish_and_clear();
+        let tasks = inputs.into_iter().map(|unit| {
+            let transformations = self.transformations.clone();
+            let cache = cache.clone();
+            let collection = self.cache_collection.clone();
+            let span = tracing::Span::current();
+            // A worker after a failing one is stopped with its job.
+            crate::utils::spawn_stoppable(
+                async move {
+                    transform_unit(
+                        unit,
+                        &transformations,
+                        cache.as_ref(),
+                        collection.as_deref(),
+                    )
+                    .await
+                }
+                .instrument(span),
+            )
+        });
+        let results = crate::utils::run_in_order(tasks, self.num_workers, |joined| {
+            tick();
+            matches!(joined, Ok(Ok(_)))
+        })
+        .await;
+        for joined in results {
+            out.push(joined.map_err(|e| Error::Other(format!("ingestion worker failed: {e}")))??);
         }
         Ok(out)
     }

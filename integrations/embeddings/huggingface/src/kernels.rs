@@ -3,8 +3,8 @@
 
 use rayon::prelude::*;
 
-/// Runs `f` compiled for the widest instructions the CPU has (AVX-512, else AVX2 and FMA
-/// where present, found at run time), so the loops inlined into it vectorise
+/// Runs `f` compiled for the widest instructions the CPU has (AVX-512, else
+/// AVX2 and FMA, found at run time), so the loops inlined into it vectorise
 /// beyond the baseline the binary is built for.
 #[inline(always)]
 pub(crate) fn widest<R>(f: impl FnOnce() -> R) -> R {
