@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
-use subtle::ConstantTimeEq;
+use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 /// The digests of the keys that open the API.
 #[derive(Debug, Default)]
@@ -28,16 +28,30 @@ impl Keys {
         self.0.is_empty()
     }
 
-    /// Whether `token` is one of the keys. Every key is compared, whichever matches.
-    pub fn accepts(&self, token: &str) -> bool {
+    /// How many keys there are.
+    pub fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Which key `token` is. Every key is compared, whichever matches, and
+    /// the position is chosen without a branch on the comparison.
+    pub fn which(&self, token: &str) -> Option<usize> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        let mut ok = subtle::Choice::from(0);
-        for k in &self.0 {
-            ok |= k.ct_eq(&digest);
+        let mut found = subtle::Choice::from(0);
+        let mut at = 0u64;
+        for (i, k) in self.0.iter().enumerate() {
+            let eq = k.ct_eq(&digest);
+            at = u64::conditional_select(&at, &(i as u64), eq);
+            found |= eq;
         }
-        ok.into()
+        bool::from(found).then_some(at as usize)
     }
 }
+
+/// The key a request was let in with (its position among the keys), for
+/// limits kept per key.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyIndex(pub usize);
 
 /// Paths anyone may read: the health check and the page's static files
 /// (they hold no data; the page asks for a key when the API wants one).
@@ -46,7 +60,11 @@ fn is_open_path(path: &str) -> bool {
 }
 
 /// Refuses requests without a valid key (401, OpenAI's envelope).
-pub async fn require_key(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+pub async fn require_key(
+    State(state): State<Arc<AppState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     if state.keys.is_open() || is_open_path(req.uri().path()) {
         return next.run(req).await;
     }
@@ -59,9 +77,12 @@ pub async fn require_key(State(state): State<Arc<AppState>>, req: Request, next:
                 .or_else(|| v.strip_prefix("bearer "))
         })
         .map(str::trim);
-    match token {
-        Some(t) if state.keys.accepts(t) => next.run(req).await,
-        _ => {
+    match token.and_then(|t| state.keys.which(t)) {
+        Some(i) => {
+            req.extensions_mut().insert(KeyIndex(i));
+            next.run(req).await
+        }
+        None => {
             let mut r = ApiError::unauthorized().into_response();
             r.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -79,11 +100,12 @@ mod tests {
     #[test]
     fn only_listed_keys_open() {
         let keys = Keys::new(&["alpha".into(), "beta-longer".into()]);
-        assert!(keys.accepts("alpha"));
-        assert!(keys.accepts("beta-longer"));
-        assert!(!keys.accepts("alph"));
-        assert!(!keys.accepts("alphaa"));
-        assert!(!keys.accepts(""));
+        assert_eq!(keys.which("alpha"), Some(0));
+        assert_eq!(keys.which("beta-longer"), Some(1));
+        assert_eq!(keys.which("gamma"), None);
+        assert!(keys.which("alph").is_none());
+        assert!(keys.which("alphaa").is_none());
+        assert!(keys.which("").is_none());
         assert!(!keys.is_open());
         assert!(Keys::new(&[]).is_open());
     }

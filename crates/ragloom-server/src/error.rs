@@ -114,6 +114,18 @@ impl ApiError {
         e
     }
 
+    /// 429 with `Retry-After`, for limits other than the LLM's queue.
+    pub fn too_many(message: impl Into<String>, retry_after: u64) -> Self {
+        let mut e = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "too_many_requests",
+            message,
+        );
+        e.retry_after = Some(retry_after);
+        e
+    }
+
     pub fn timeout(secs: u64) -> Self {
         Self::new(
             StatusCode::GATEWAY_TIMEOUT,
@@ -176,6 +188,73 @@ impl IntoResponse for ApiError {
         }
         r
     }
+}
+
+/// The code and OpenAI type an error status stands for, when something
+/// other than the API's own handlers answered it.
+fn status_code(status: StatusCode) -> (&'static str, &'static str) {
+    match status.as_u16() {
+        401 => ("authentication_error", "invalid_api_key"),
+        404 => ("not_found_error", "not_found"),
+        405 => ("invalid_request_error", "method_not_allowed"),
+        406 => ("invalid_request_error", "not_acceptable"),
+        408 => ("invalid_request_error", "timeout"),
+        411 | 413 => ("invalid_request_error", "payload_too_large"),
+        414 => ("invalid_request_error", "uri_too_long"),
+        415 => ("invalid_request_error", "unsupported_media_type"),
+        421 => ("invalid_request_error", "host_not_allowed"),
+        429 => ("rate_limit_error", "too_many_requests"),
+        500..=599 => ("server_error", "internal"),
+        _ => ("invalid_request_error", "bad_request"),
+    }
+}
+
+/// The most of a plain-text error body kept as the envelope's message.
+const PLAIN_ERROR_BYTES: usize = 4096;
+
+/// Puts every error that is not already JSON (extractor rejections, MCP's
+/// transport errors, fallbacks) in the envelope, keeping its status, its
+/// headers and its text as the message, so clients parse one shape.
+pub async fn envelope(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = match axum::body::to_bytes(body, PLAIN_ERROR_BYTES).await {
+        Ok(b) => String::from_utf8_lossy(&b).trim().to_string(),
+        Err(_) => String::new(),
+    };
+    let message = if text.is_empty() {
+        status
+            .canonical_reason()
+            .unwrap_or("the request failed")
+            .to_lowercase()
+    } else {
+        text
+    };
+    // rmcp answers a body that is not JSON with 415, though its type was right.
+    let status = if status == StatusCode::UNSUPPORTED_MEDIA_TYPE
+        && message.starts_with("fail to deserialize")
+    {
+        StatusCode::BAD_REQUEST
+    } else {
+        status
+    };
+    parts.status = status;
+    let (kind, code) = status_code(status);
+    let rewritten = ApiError::new(status, kind, code, message).into_response();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.remove(header::CONTENT_TYPE);
+    let (new_parts, body) = rewritten.into_parts();
+    parts.headers.extend(new_parts.headers);
+    Response::from_parts(parts, body)
 }
 
 /// `axum::Json` whose rejections (bad JSON, wrong fields, too large) answer

@@ -1,9 +1,12 @@
 //! Background jobs (ingests of uploads, deletions): one writer per index at
 //! a time, so requests answer 202 at once and clients poll `/v1/jobs/{id}`.
+//! A job given a journal folder is recorded there before it is accepted and
+//! at each change, so a restarted server runs it again under the same id.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use utoipa::ToSchema;
 
@@ -28,13 +31,44 @@ pub struct JobInfo {
     pub summary: Option<serde_json::Value>,
 }
 
+/// A job as its journal file holds it.
+#[derive(Debug, Deserialize)]
+struct Recorded {
+    id: String,
+    kind: String,
+    state: String,
+    error: Option<String>,
+    summary: Option<serde_json::Value>,
+}
+
+fn static_kind(kind: &str) -> &'static str {
+    if kind == "delete" { "delete" } else { "ingest" }
+}
+
 /// The job registry.
 #[derive(Debug, Default)]
 pub struct Jobs {
     jobs: Mutex<BTreeMap<u64, JobInfo>>,
     ids: Mutex<HashMap<String, u64>>,
+    /// Where each recorded job's file is.
+    journals: Mutex<HashMap<u64, PathBuf>>,
     writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     seq: std::sync::atomic::AtomicU64,
+}
+
+/// Writes `info` to `path` whole (a temporary file, synced, then renamed).
+fn record(path: &Path, info: &JobInfo) -> std::io::Result<()> {
+    use std::io::Write;
+    let bytes = serde_json::to_vec(info).map_err(std::io::Error::other)?;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(&bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent().and_then(|d| std::fs::File::open(d).ok()) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -43,33 +77,144 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Jobs {
     /// Queues `work` on `index`'s writer; returns the job id at once.
-    /// `done` is told the outcome (for metrics).
+    /// `done` is told the outcome (for metrics). With a `journal` folder the
+    /// job is on disk before this returns, or this fails.
     pub fn submit<F>(
         self: &Arc<Self>,
         index: &str,
         kind: &'static str,
+        journal: Option<&Path>,
         work: F,
         done: impl FnOnce(bool) + Send + 'static,
-    ) -> String
+    ) -> std::io::Result<String>
     where
         F: Future<Output = Result<serde_json::Value, String>> + Send + 'static,
     {
         let id = uuid::Uuid::new_v4().to_string();
+        self.start(id.clone(), index, kind, journal, work, done)?;
+        Ok(id)
+    }
+
+    /// Runs again, under their ids, the jobs recorded in `journal` that a
+    /// stopped server had not finished, and keeps the finished ones (the
+    /// newest [`KEEP`]) for polling. `work` makes a job's work from its kind.
+    pub fn recover<F>(
+        self: &Arc<Self>,
+        index: &str,
+        journal: &Path,
+        work: impl Fn(&'static str) -> F,
+        done: impl Fn(bool) + Clone + Send + 'static,
+    ) -> usize
+    where
+        F: Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+    {
+        let Ok(entries) = std::fs::read_dir(journal) else {
+            return 0;
+        };
+        let mut found: Vec<(std::time::SystemTime, PathBuf, Recorded)> = Vec::new();
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.extension().and_then(|x| x.to_str()) != Some("json") {
+                let _ = std::fs::remove_file(&path);
+                continue;
+            }
+            let parsed = std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Recorded>(&b).ok());
+            let Some(r) = parsed else {
+                tracing::warn!(file = %path.display(), "a job record could not be read: removed");
+                let _ = std::fs::remove_file(&path);
+                continue;
+            };
+            let when = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            found.push((when, path, r));
+        }
+        found.sort_by_key(|f| f.0);
+        let finished = found
+            .iter()
+            .filter(|f| matches!(f.2.state.as_str(), "succeeded" | "failed"))
+            .count();
+        let mut old = finished.saturating_sub(KEEP);
+        let mut rerun = 0;
+        for (_, path, r) in found {
+            let kind = static_kind(&r.kind);
+            match r.state.as_str() {
+                "succeeded" | "failed" if old > 0 => {
+                    old -= 1;
+                    let _ = std::fs::remove_file(&path);
+                }
+                "succeeded" | "failed" => {
+                    let seq = self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let info = JobInfo {
+                        id: r.id.clone(),
+                        kind,
+                        index: index.to_string(),
+                        state: if r.state == "failed" {
+                            "failed"
+                        } else {
+                            "succeeded"
+                        },
+                        error: r.error,
+                        summary: r.summary,
+                    };
+                    lock(&self.jobs).insert(seq, info);
+                    lock(&self.ids).insert(r.id, seq);
+                    lock(&self.journals).insert(seq, path);
+                }
+                _ => {
+                    rerun += 1;
+                    tracing::info!(job = %r.id, "running again a job the last server did not finish");
+                    if let Err(e) =
+                        self.start(r.id, index, kind, Some(journal), work(kind), done.clone())
+                    {
+                        tracing::error!(error = %e, "a recovered job could not be recorded");
+                    }
+                }
+            }
+        }
+        rerun
+    }
+
+    fn start<F>(
+        self: &Arc<Self>,
+        id: String,
+        index: &str,
+        kind: &'static str,
+        journal: Option<&Path>,
+        work: F,
+        done: impl FnOnce(bool) + Send + 'static,
+    ) -> std::io::Result<()>
+    where
+        F: Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+    {
+        let info = JobInfo {
+            id: id.clone(),
+            kind,
+            index: index.to_string(),
+            state: "queued",
+            error: None,
+            summary: None,
+        };
+        let path = match journal {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)?;
+                let path = dir.join(format!("{id}.json"));
+                record(&path, &info)?;
+                Some(path)
+            }
+            None => None,
+        };
         let seq = self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         {
             let mut jobs = lock(&self.jobs);
-            jobs.insert(
-                seq,
-                JobInfo {
-                    id: id.clone(),
-                    kind,
-                    index: index.to_string(),
-                    state: "queued",
-                    error: None,
-                    summary: None,
-                },
-            );
-            lock(&self.ids).insert(id.clone(), seq);
+            jobs.insert(seq, info);
+            lock(&self.ids).insert(id, seq);
+            if let Some(p) = path {
+                lock(&self.journals).insert(seq, p);
+            }
             self.evict(&mut jobs);
         }
         let writer = lock(&self.writers)
@@ -97,12 +242,23 @@ impl Jobs {
             });
             done(ok);
         });
-        id
+        Ok(())
     }
 
     fn update(&self, seq: u64, f: impl FnOnce(&mut JobInfo)) {
-        if let Some(j) = lock(&self.jobs).get_mut(&seq) {
+        let snapshot = {
+            let mut jobs = lock(&self.jobs);
+            let Some(j) = jobs.get_mut(&seq) else {
+                return;
+            };
             f(j);
+            j.clone()
+        };
+        let path = lock(&self.journals).get(&seq).cloned();
+        if let Some(path) = path {
+            if let Err(e) = record(&path, &snapshot) {
+                tracing::warn!(job = %snapshot.id, error = %e, "the job's record could not be updated");
+            }
         }
     }
 
@@ -117,6 +273,9 @@ impl Jobs {
             };
             if let Some(j) = jobs.remove(&old) {
                 lock(&self.ids).remove(&j.id);
+                if let Some(p) = lock(&self.journals).remove(&old) {
+                    let _ = std::fs::remove_file(p);
+                }
             }
         }
     }
@@ -141,22 +300,26 @@ mod tests {
         let mut ids = Vec::new();
         for i in 0..4 {
             let (running, most) = (running.clone(), most.clone());
-            ids.push(jobs.submit(
-                "docs",
-                "ingest",
-                async move {
-                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-                    most.fetch_max(now, Ordering::SeqCst);
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                    running.fetch_sub(1, Ordering::SeqCst);
-                    if i == 2 {
-                        Err("bad file".to_string())
-                    } else {
-                        Ok(serde_json::json!({"n": i}))
-                    }
-                },
-                |_| {},
-            ));
+            ids.push(
+                jobs.submit(
+                    "docs",
+                    "ingest",
+                    None,
+                    async move {
+                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                        running.fetch_sub(1, Ordering::SeqCst);
+                        if i == 2 {
+                            Err("bad file".to_string())
+                        } else {
+                            Ok(serde_json::json!({"n": i}))
+                        }
+                    },
+                    |_| {},
+                )
+                .unwrap(),
+            );
         }
         for _ in 0..200 {
             if ids
@@ -173,5 +336,59 @@ mod tests {
         assert_eq!(failed.state, "failed");
         assert_eq!(failed.error.as_deref(), Some("bad file"));
         assert!(jobs.get("nope").is_none());
+    }
+
+    #[tokio::test]
+    async fn recorded_jobs_survive_a_restart_under_their_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join(".jobs");
+        let first = Arc::new(Jobs::default());
+        let done = first
+            .submit(
+                "docs",
+                "ingest",
+                Some(&journal),
+                async { Ok(serde_json::json!({"n": 1})) },
+                |_| {},
+            )
+            .unwrap();
+        // A job the "crashed" server accepted but never finished.
+        let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let stuck = first
+            .submit(
+                "docs",
+                "ingest",
+                Some(&journal),
+                async move {
+                    let _ = rx.await;
+                    Ok(serde_json::json!({}))
+                },
+                |_| {},
+            )
+            .unwrap();
+        for _ in 0..200 {
+            if first.get(&done).unwrap().state == "succeeded" {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let restarted = Arc::new(Jobs::default());
+        let rerun = restarted.recover(
+            "docs",
+            &journal,
+            |_| async { Ok(serde_json::json!({"again": true})) },
+            |_| {},
+        );
+        assert_eq!(rerun, 1);
+        assert_eq!(restarted.get(&done).unwrap().state, "succeeded");
+        for _ in 0..200 {
+            if restarted.get(&stuck).unwrap().state == "succeeded" {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let again = restarted.get(&stuck).unwrap();
+        assert_eq!(again.state, "succeeded");
+        assert_eq!(again.summary, Some(serde_json::json!({"again": true})));
     }
 }

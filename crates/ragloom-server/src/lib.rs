@@ -19,11 +19,14 @@
 mod answer;
 mod auth;
 mod config;
+mod conn;
 mod error;
+mod guard;
 mod index;
 mod jobs;
 mod limits;
 mod mcp;
+mod mcp_sessions;
 mod metrics;
 mod openai;
 mod openapi;
@@ -31,6 +34,7 @@ pub mod passage;
 mod rest;
 mod server;
 mod state;
+mod upload;
 mod web;
 
 pub use config::ServerConfig;

@@ -1,10 +1,106 @@
-//! The gate in front of the LLM: a few calls at once, a bounded queue behind
-//! them, and 429 with `Retry-After` past that, so a burst never piles up.
+//! What one client may take: requests at once (per key), the time a request
+//! may run, and the gate in front of the LLM, so a burst never piles up.
 
+use crate::auth::KeyIndex;
 use crate::error::ApiError;
+use crate::state::AppState;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Requests answered at once: a pool per API key when there are keys (one
+/// client cannot starve the others), else one pool for everyone.
+#[derive(Debug)]
+pub struct RequestLimit {
+    pools: Vec<Arc<Semaphore>>,
+}
+
+impl RequestLimit {
+    pub fn new(max: usize, keys: usize) -> Self {
+        Self {
+            pools: (0..keys.max(1))
+                .map(|_| Arc::new(Semaphore::new(max.max(1))))
+                .collect(),
+        }
+    }
+
+    fn try_enter(&self, key: Option<usize>) -> Option<OwnedSemaphorePermit> {
+        let pool = self.pools.get(key.unwrap_or(0))?;
+        pool.clone().try_acquire_owned().ok()
+    }
+}
+
+/// Admits a request within its key's share, and bounds its time: reading
+/// its body is inside `request_timeout`, so a trickled body ends too. The
+/// place is held until the response's body has been sent.
+pub async fn admit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let key = req.extensions().get::<KeyIndex>().map(|k| k.0);
+    let Some(permit) = state.requests.try_enter(key) else {
+        return ApiError::too_many("too many requests at once from this client: retry later", 1)
+            .into_response();
+    };
+    let limit = state.config.request_timeout;
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(response) => response.map(|body| {
+            Body::new(Held {
+                body,
+                _permit: permit,
+            })
+        }),
+        Err(_) => ApiError::timeout(limit.as_secs()).into_response(),
+    }
+}
+
+/// The longest request target (path and query) answered; longer ones get
+/// 414 in the envelope. (Past 64 KB hyper answers 414 itself, bodiless.)
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+
+/// Refuses request targets longer than [`MAX_URI_BYTES`].
+pub async fn uri_length(req: Request, next: Next) -> Response {
+    let len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if len > MAX_URI_BYTES {
+        return ApiError::new(
+            axum::http::StatusCode::URI_TOO_LONG,
+            "invalid_request_error",
+            "uri_too_long",
+            format!("the request target is {len} bytes: at most {MAX_URI_BYTES} are read"),
+        )
+        .into_response();
+    }
+    next.run(req).await
+}
+
+/// A response body that holds its request's place until it is dropped.
+struct Held {
+    body: Body,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl http_body::Body for Held {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
 
 /// Admits LLM calls: `running` at once, `queued` more waiting.
 #[derive(Debug)]

@@ -2,7 +2,7 @@
 //! status and stored passages; every body typed for the OpenAPI document.
 
 use crate::answer::{self, Answer};
-use crate::error::{ApiError, ApiJson, ErrorBody, rejection_error};
+use crate::error::{ApiError, ApiJson, ErrorBody};
 use crate::index::DocumentInfo;
 use crate::jobs::JobInfo;
 use crate::passage::Passage;
@@ -204,47 +204,21 @@ pub async fn upload(
         .into());
     };
     let dir = uploads.dir().to_path_buf();
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    while let Some(field) = multipart
-        .next_field()
-        .await
-        .map_err(|e| rejection_error(e.status(), e.body_text()))?
-    {
-        let Some(raw) = field.file_name().map(str::to_string) else {
-            continue;
-        };
-        let name = sanitize_file_name(&raw).ok_or_else(|| {
-            ApiError::bad_request(format!("`{raw}` is not a usable file name")).param("file")
-        })?;
-        let bytes = field
-            .bytes()
-            .await
-            .map_err(|e| rejection_error(e.status(), e.body_text()))?;
-        files.push((name, bytes.to_vec()));
-    }
+    let _place = state.uploads.enter()?;
+    // A declared length larger than the minute's budget is refused before
+    // any byte is read; the rest is drawn as it arrives.
+    let files = crate::upload::receive(&mut multipart, &dir, &state.uploads).await?;
     if files.is_empty() {
         return Err(ApiError::bad_request(
             "no file: send multipart parts named `file` with a file name",
         )
         .param("file"));
     }
-    tokio::fs::create_dir_all(&dir)
-        .await
-        .map_err(|e| ApiError::internal(format!("cannot create the uploads folder: {e}")))?;
     let mut names = Vec::new();
-    for (name, bytes) in files {
-        // Written beside, then renamed: an ingest never reads half a file.
-        let tmp = dir.join(format!(".{name}.{}.part", uuid::Uuid::new_v4().simple()));
-        let dest = dir.join(&name);
-        tokio::fs::write(&tmp, &bytes)
-            .await
-            .map_err(|e| ApiError::internal(format!("cannot save {name}: {e}")))?;
-        tokio::fs::rename(&tmp, &dest)
-            .await
-            .map_err(|e| ApiError::internal(format!("cannot save {name}: {e}")))?;
-        names.push(name);
+    for f in files {
+        names.push(f.keep(&dir).await?);
     }
-    let job_id = ingest_job(&state, index.name(), "ingest", uploads);
+    let job_id = ingest_job(&state, index.name(), "ingest", uploads)?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {
@@ -255,23 +229,39 @@ pub async fn upload(
         .into_response())
 }
 
+/// Where an index's upload jobs are recorded: hidden in its uploads folder,
+/// which an ingest reads without descending.
+pub fn journal_dir(uploads: &dyn crate::index::Uploads) -> std::path::PathBuf {
+    uploads.dir().join(".jobs")
+}
+
+/// Records the outcome of an ingest job in the metrics.
+pub fn ingest_done(state: &Arc<AppState>) -> impl Fn(bool) + Clone + Send + 'static {
+    let state = state.clone();
+    move |ok| {
+        state
+            .metrics
+            .ingest(if ok { "succeeded" } else { "failed" });
+    }
+}
+
 fn ingest_job(
     state: &Arc<AppState>,
     index: &str,
     kind: &'static str,
     uploads: Arc<dyn crate::index::Uploads>,
-) -> String {
-    let metrics_state = state.clone();
-    state.jobs.submit(
-        index,
-        kind,
-        async move { uploads.ingest().await.map_err(|e| e.to_string()) },
-        move |ok| {
-            metrics_state
-                .metrics
-                .ingest(if ok { "succeeded" } else { "failed" });
-        },
-    )
+) -> Result<String, ApiError> {
+    let journal = journal_dir(uploads.as_ref());
+    state
+        .jobs
+        .submit(
+            index,
+            kind,
+            Some(&journal),
+            async move { uploads.ingest().await.map_err(|e| e.to_string()) },
+            ingest_done(state),
+        )
+        .map_err(|e| ApiError::internal(format!("cannot record the job: {e}")))
 }
 
 #[utoipa::path(delete, path = "/v1/documents/{id}", tag = "rest",
@@ -318,7 +308,7 @@ pub async fn delete_document(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(ApiError::internal(format!("cannot delete the upload: {e}"))),
     }
-    let job_id = ingest_job(&state, index.name(), "delete", uploads);
+    let job_id = ingest_job(&state, index.name(), "delete", uploads)?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {

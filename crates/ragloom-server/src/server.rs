@@ -5,15 +5,15 @@ use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::index::ServedIndex;
 use crate::mcp::McpServer;
+use crate::mcp_sessions::CappedSessions;
 use crate::state::AppState;
-use crate::{auth, metrics, openai, openapi, rest, web};
+use crate::{auth, guard, limits, metrics, openai, openapi, rest, web};
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::future::Future;
 use std::sync::Arc;
@@ -86,11 +86,22 @@ impl Server {
             .route("/assets/app.css", get(web::app_css))
             .nest_service("/mcp", mcp)
             .fallback(not_found)
+            .method_not_allowed_fallback(method_not_allowed)
             .layer(DefaultBodyLimit::max(config.max_body_bytes))
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                limits::admit,
+            ))
             .layer(axum::middleware::from_fn_with_state(
                 state.clone(),
                 auth::require_key,
             ))
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                guard::check,
+            ))
+            .layer(axum::middleware::from_fn(limits::uri_length))
+            .layer(axum::middleware::from_fn(crate::error::envelope))
             .layer(axum::middleware::from_fn_with_state(
                 state.clone(),
                 metrics::track,
@@ -102,41 +113,64 @@ impl Server {
         api.with_state(state)
     }
 
-    fn mcp_service(&self) -> StreamableHttpService<McpServer, LocalSessionManager> {
+    fn mcp_service(&self) -> StreamableHttpService<McpServer, CappedSessions> {
         let state = self.state.clone();
-        let hosts = &state.config.allowed_hosts;
-        let mut config = StreamableHttpServerConfig::default()
+        // Hosts are checked for every route by `guard::check`, in the API's envelope.
+        let config = StreamableHttpServerConfig::default()
             .with_cancellation_token(self.mcp_shutdown.child_token())
-            .with_max_request_body_bytes(state.config.max_body_bytes);
-        if hosts.iter().any(|h| h == "*") {
-            config = config.disable_allowed_hosts();
-        } else if !hosts.is_empty() {
-            let mut all: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-            all.extend(hosts.iter().cloned());
-            config = config.with_allowed_hosts(all);
-        }
+            .with_max_request_body_bytes(state.config.max_body_bytes)
+            .disable_allowed_hosts();
+        let sessions =
+            CappedSessions::new(state.config.max_mcp_sessions, state.config.mcp_session_idle);
         StreamableHttpService::new(
             move || Ok(McpServer::new(state.clone())),
-            Arc::new(LocalSessionManager::default()),
+            Arc::new(sessions),
             config,
         )
     }
 
     /// Serves until `shutdown` resolves, then stops taking connections and
-    /// finishes the answers in flight.
+    /// finishes the answers in flight. Connections are bounded as the
+    /// settings say (count, header-read time, idle time); a router mounted
+    /// elsewhere keeps its request limits but not these.
     pub async fn serve(
         &self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        self.recover_jobs();
         let mcp = self.mcp_shutdown.clone();
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                tracing::info!("shutting down: finishing the answers in flight");
-                mcp.cancel();
-            })
-            .await
+        crate::conn::serve(listener, self.router(), &self.state.config, async move {
+            shutdown.await;
+            tracing::info!("shutting down: finishing the answers in flight");
+            mcp.cancel();
+        })
+        .await
+    }
+
+    /// Runs again the upload jobs a stopped server accepted but had not
+    /// finished, under their ids, and removes half-received uploads.
+    /// [`Server::serve`] calls it; call it once when you mount
+    /// [`Server::router`] yourself. Returns how many jobs run again.
+    pub fn recover_jobs(&self) -> usize {
+        let mut rerun = 0;
+        for index in &self.state.indexes {
+            let Some(uploads) = index.uploads() else {
+                continue;
+            };
+            crate::upload::remove_leftovers(uploads.dir());
+            let journal = rest::journal_dir(uploads.as_ref());
+            rerun += self.state.jobs.recover(
+                index.name(),
+                &journal,
+                |_| {
+                    let uploads = uploads.clone();
+                    async move { uploads.ingest().await.map_err(|e| e.to_string()) }
+                },
+                rest::ingest_done(&self.state),
+            );
+        }
+        rerun
     }
 
     /// Serves MCP over stdin and stdout until the client closes them. Only
@@ -196,6 +230,15 @@ async fn metrics_text(State(state): State<Arc<AppState>>) -> Response {
 
 async fn not_found() -> ApiError {
     ApiError::not_found("not_found", "no such route: see /openapi.json")
+}
+
+async fn method_not_allowed(method: Method) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "invalid_request_error",
+        "method_not_allowed",
+        format!("this route does not take {method}: see /openapi.json"),
+    )
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -4,9 +4,10 @@
 use crate::auth::Keys;
 use crate::config::ServerConfig;
 use crate::error::ApiError;
+use crate::guard::BrowserPolicy;
 use crate::index::ServedIndex;
 use crate::jobs::Jobs;
-use crate::limits::LlmGate;
+use crate::limits::{LlmGate, RequestLimit};
 use crate::metrics::Metrics;
 use crate::passage::LineIndex;
 use std::sync::Arc;
@@ -16,6 +17,9 @@ use std::sync::Arc;
 pub struct AppState {
     pub config: ServerConfig,
     pub keys: Keys,
+    pub browsers: BrowserPolicy,
+    pub requests: RequestLimit,
+    pub uploads: crate::upload::UploadLimit,
     pub indexes: Vec<Arc<dyn ServedIndex>>,
     pub gate: LlmGate,
     pub jobs: Arc<Jobs>,
@@ -27,6 +31,15 @@ impl AppState {
     pub fn new(config: ServerConfig, indexes: Vec<Arc<dyn ServedIndex>>) -> Self {
         Self {
             keys: Keys::new(&config.api_keys),
+            browsers: BrowserPolicy::new(&config.allowed_hosts, &config.cors_origins),
+            requests: RequestLimit::new(
+                config.max_concurrent_requests,
+                Keys::new(&config.api_keys).count(),
+            ),
+            uploads: crate::upload::UploadLimit::new(
+                config.max_uploads_in_flight,
+                config.max_upload_bytes_per_minute,
+            ),
             gate: LlmGate::new(config.max_concurrent_llm, config.max_queued_llm),
             jobs: Arc::new(Jobs::default()),
             metrics: Metrics::default(),
