@@ -134,10 +134,13 @@ pub struct ServeArgs {
     /// Listen on a non-loopback address without an API key.
     #[arg(long)]
     pub insecure_no_auth: bool,
-    /// A browser origin allowed by CORS (`*` for any); repeat for several. Off by default.
+    /// A browser origin allowed by CORS and to send uploads, deletions and
+    /// questions (`*` for any); repeat for several. Off by default: only
+    /// the server's own chat page.
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub cors_origins: Vec<String>,
-    /// A host name MCP clients reach the server by, beyond loopback (DNS-rebinding protection).
+    /// A host name clients reach the server by, beyond loopback names and IP
+    /// addresses (DNS-rebinding protection; `*` turns the check off); repeat for several.
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
     /// Request logs: `text` or `json` (one object per line), on stderr.
@@ -155,6 +158,28 @@ pub struct ServeArgs {
     /// The largest upload, in megabytes.
     #[arg(long, default_value_t = 64, value_name = "MB")]
     pub max_upload_mb: usize,
+    /// Upload megabytes taken per minute, all clients together; past that, 429.
+    #[arg(long, default_value_t = 1024, value_name = "MB")]
+    pub max_upload_mb_per_minute: u64,
+    /// Uploads received at once; past that, 429.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_uploads_in_flight: usize,
+    /// Seconds a client may take to send a request's headers (and an idle
+    /// connection stays open).
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    pub header_timeout: u64,
+    /// Connections open at once; more wait to be accepted.
+    #[arg(long, default_value_t = 512, value_name = "N")]
+    pub max_connections: usize,
+    /// Requests answered at once, per API key (or for everyone without keys); past that, 429.
+    #[arg(long, default_value_t = 128, value_name = "N")]
+    pub max_concurrent_requests: usize,
+    /// MCP sessions kept at once; past that the one idle longest ends.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub max_mcp_sessions: usize,
+    /// Seconds an unused MCP session is kept.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub mcp_session_idle: u64,
 }
 
 /// `ragloom mcp`.
@@ -280,6 +305,10 @@ pub struct IngestFlags {
     /// Fail at once if another ingest of the same folder is running, instead of waiting for it.
     #[arg(long)]
     pub no_wait: bool,
+    /// Read files through symbolic links that resolve outside the folder
+    /// (by default they are skipped, each named with the reason).
+    #[arg(long)]
+    pub follow_links: bool,
 }
 
 impl IngestFlags {
@@ -295,6 +324,7 @@ impl IngestFlags {
             },
             prune: self.prune,
             no_wait: self.no_wait,
+            follow_links: self.follow_links,
         }
     }
 }

@@ -767,22 +767,27 @@ impl Index {
     /// Removes the whole index (`--clear`): the source's folder under the
     /// persist root (with its embedding cache) and, in PostgreSQL, every
     /// build of the source (the schema's shared embedding cache stays).
-    pub async fn clear(&self, ui: &Ui) -> Result<(), CliError> {
+    ///
+    /// Under the writer lock, as an ingest writes (waiting for one that is
+    /// running, or with `no_wait` failing at once): removing the folder
+    /// while an ingest or a server's upload job writes into it would lose
+    /// its commit or leave it writing into deleted files.
+    pub async fn clear(&self, ui: &Ui, no_wait: bool) -> Result<(), CliError> {
+        let _writer = self.lock_writer(ui, no_wait).await?;
         if let Some(url) = self.qd() {
-            let writer = self.lock_writer(ui, false).await?;
             qdrant::markers(url, self.qdrant_prefix())?
                 .remove(&self.key)
                 .await?;
             self.collect_garbage(None, ui).await?;
-            drop(writer);
         }
         if let Some((url, schema)) = self.pg() {
-            let _writer = self.lock_writer(ui, false).await?;
             if let Some(registry) = self.existing_registry(url, schema).await? {
                 registry.write(|t| t.delete(&self.key, REGISTRY).map(|_| ()))?;
             }
             self.collect_garbage(None, ui).await?;
         }
+        // The lock file lives beside the index folders (see `lock_file`),
+        // so removing this folder keeps the lock held until the end.
         self.dir.clear()
     }
 }

@@ -13,6 +13,7 @@ use crate::error::{CliError, exit};
 use crate::source::{Source, SourceKind};
 use crate::store::{
     BuildSettings, CHUNK_TOKENIZER_MODEL, FileRecord, IngestSummary, MANIFEST_FORMAT, Manifest,
+    SkippedFile,
 };
 use crate::timed::{TimedTokenizer, thread_cpu_time};
 use crate::ui::Ui;
@@ -65,6 +66,10 @@ pub struct IngestOptions {
     pub prune: bool,
     /// Fail at once if another ingest is writing, instead of waiting.
     pub no_wait: bool,
+    /// Read files through symlinks that resolve outside the source's folder
+    /// (skipped by default: a link must not pull `/etc/passwd` into an
+    /// index that a server then answers from). Uploads never follow links.
+    pub follow_links: bool,
 }
 
 /// A file found in the source, with what `stat` says.
@@ -101,10 +106,57 @@ fn reader(files: Vec<PathBuf>) -> SimpleDirectoryReader {
 /// A file that could not be stat'ed: its path and why.
 type Unlisted = (String, String);
 
+/// What the listing found: the files to consider, those that could not be
+/// stat'ed (their earlier nodes are kept), and those left out of the source
+/// on purpose (their earlier nodes go, as for a file that vanished).
+struct Listing {
+    listed: Vec<Listed>,
+    unlisted: Vec<Unlisted>,
+    skipped: Vec<SkippedFile>,
+}
+
+/// Why `path`, found under `root`, is not part of the source, if it is not.
+/// `follow_links` lets symlinks out of `root` through; `any_link` refuses
+/// every symlink (the uploads folder, which only the server writes).
+fn exclusion(path: &Path, root: &Path, follow_links: bool, any_link: bool) -> Option<String> {
+    // Files are keyed, and their ids and `file_path` written, as UTF-8
+    // strings; a lossy key would name another file (or none) when read back,
+    // so such a file is skipped rather than failing the whole ingest.
+    if path.to_str().is_none() {
+        return Some(
+            "its name is not valid UTF-8 (ragloom keys files by their UTF-8 path); rename it to ingest it"
+                .to_string(),
+        );
+    }
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        // The walks do not descend symlinked folders, so only the file
+        // itself can lead elsewhere.
+        return None;
+    }
+    if any_link {
+        return Some("it is a symbolic link, and uploads never follow links".to_string());
+    }
+    if follow_links {
+        return None;
+    }
+    // The target is not named: a server returns this reason to its clients.
+    match path.canonicalize() {
+        Ok(target) if target.starts_with(root) => None,
+        Ok(_) => Some(
+            "it is a symbolic link that resolves outside the ingested folder (give --follow-links to read it)"
+                .to_string(),
+        ),
+        // A broken link: left to the stat below, which reports it as unreadable.
+        Err(_) => None,
+    }
+}
+
 /// The files of `source` with their size and modification time; files that
-/// cannot be stat'ed are returned apart.
-fn list(source: &Source, uploads: &Path) -> Result<(Vec<Listed>, Vec<Unlisted>), CliError> {
-    let mut paths: Vec<PathBuf> = match &source.kind {
+/// cannot be stat'ed, and files left out (names that are not UTF-8, links
+/// out of the folder), are returned apart.
+fn list(source: &Source, uploads: &Path, follow_links: bool) -> Result<Listing, CliError> {
+    let paths: Vec<PathBuf> = match &source.kind {
         SourceKind::Folder => {
             let reader = SimpleDirectoryReader::new(&source.base).recursive(true);
             #[cfg(feature = "file-readers")]
@@ -119,9 +171,19 @@ fn list(source: &Source, uploads: &Path) -> Result<(Vec<Listed>, Vec<Unlisted>),
                 Err(e) => return Err(e.into()),
             }
         }
+        // A file named on the command line is read wherever it resolves:
+        // the user chose it (`Source::resolve` already resolved it).
         SourceKind::File(path) => vec![path.clone()],
         SourceKind::Glob(_) => source.glob_files()?.unwrap_or_default(),
     };
+    let in_source = !matches!(source.kind, SourceKind::File(_));
+    let mut candidates: Vec<(PathBuf, Option<String>)> = paths
+        .into_iter()
+        .map(|p| {
+            let why = exclusion(&p, &source.base, follow_links || !in_source, false);
+            (p, why)
+        })
+        .collect();
     // Files uploaded to `ragloom serve` are part of the source: an ingest
     // from the command line keeps them.
     if uploads.is_dir() {
@@ -132,25 +194,35 @@ fn list(source: &Source, uploads: &Path) -> Result<(Vec<Listed>, Vec<Unlisted>),
             reader.with_default_file_extractors()
         };
         match reader.input_files() {
-            Ok(files) => paths.extend(files),
+            Ok(files) => candidates.extend(files.into_iter().map(|p| {
+                let why = exclusion(&p, uploads, false, true);
+                (p, why)
+            })),
             Err(ragloom::Error::NotFound(_)) => {}
             Err(e) => return Err(e.into()),
         }
     }
-    let mut listed = Vec::with_capacity(paths.len());
-    let mut failed = Vec::new();
-    for path in paths {
+    let mut listing = Listing {
+        listed: Vec::with_capacity(candidates.len()),
+        unlisted: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for (path, why) in candidates {
         let key = path.display().to_string();
+        if let Some(reason) = why {
+            listing.skipped.push(SkippedFile { path: key, reason });
+            continue;
+        }
         match std::fs::metadata(&path) {
-            Ok(m) => listed.push(Listed {
+            Ok(m) => listing.listed.push(Listed {
                 path: key,
                 size: m.len(),
                 mtime_ns: m.modified().map(nanos).unwrap_or(0),
             }),
-            Err(e) => failed.push((key, e.to_string())),
+            Err(e) => listing.unlisted.push((key, e.to_string())),
         }
     }
-    Ok((listed, failed))
+    Ok(listing)
 }
 
 /// Where refreshed documents go: a vector index when there is an embedding
@@ -511,7 +583,11 @@ pub async fn ingest(
     let manifest = tx.read_manifest()?;
     let previous = tx.read_files()?;
     let listed_at_ns = nanos(SystemTime::now());
-    let (listed, unlisted) = list(source, &index.dir.uploads_dir())?;
+    let Listing {
+        listed,
+        unlisted,
+        skipped,
+    } = list(source, &index.dir.uploads_dir(), opts.follow_links)?;
     // Racy files (modified in the second the last listing ran, or later) are read again.
     let racy_from = manifest.as_ref().map_or(i128::MIN, |m| {
         m.listed_at_ns - m.listed_at_ns.rem_euclid(1_000_000_000)
@@ -554,6 +630,13 @@ pub async fn ingest(
         ));
         summary.failed_files += 1;
     }
+    // Left out of the source: not in `present`, so what an earlier ingest
+    // stored from them is deleted like a vanished file's.
+    for file in &skipped {
+        ui.warn(&format!("skipped {}: {}", file.path, file.reason));
+    }
+    summary.skipped_files = skipped.len();
+    summary.skipped = skipped;
     if summary.files == 0 && unlisted.is_empty() && !opts.prune {
         let held = !previous.is_empty();
         return Err(CliError::no_input(

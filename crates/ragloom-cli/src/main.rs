@@ -103,7 +103,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let source = source_of(&root, a.files.as_deref())?;
             let index = index_of(&source);
             if a.clear {
-                index.clear(&ui).await?;
+                index.clear(&ui, a.ingest.no_wait).await?;
                 ui.note(&format!("cleared the index of {}", source.key));
             }
             if a.files.is_some() {
@@ -343,11 +343,15 @@ async fn serve_http(
         request_timeout: std::time::Duration::from_secs(a.request_timeout.max(1)),
         max_concurrent_llm: a.max_concurrent_llm.max(1),
         max_queued_llm: a.max_queued_llm,
-        allowed_hosts: if loopback {
-            a.allowed_hosts.clone()
-        } else {
-            vec!["*".into()]
-        },
+        // The bound address is an IP address, which the check always lets in.
+        allowed_hosts: a.allowed_hosts.clone(),
+        header_read_timeout: std::time::Duration::from_secs(a.header_timeout.max(1)),
+        max_connections: a.max_connections.max(1),
+        max_concurrent_requests: a.max_concurrent_requests.max(1),
+        max_mcp_sessions: a.max_mcp_sessions.max(1),
+        mcp_session_idle: std::time::Duration::from_secs(a.mcp_session_idle.max(1)),
+        max_uploads_in_flight: a.max_uploads_in_flight.max(1),
+        max_upload_bytes_per_minute: a.max_upload_mb_per_minute.saturating_mul(1024 * 1024),
         ..Default::default()
     };
     let server = server_of(&a.files, root, spec, location, top_k, config)?;

@@ -111,6 +111,13 @@ pub struct IngestSummary {
     pub deleted: usize,
     /// Files that could not be read: their earlier nodes are kept.
     pub failed_files: usize,
+    /// Files found but left out of the source (see [`SkippedFile`]): their
+    /// earlier nodes are deleted, as a vanished file's.
+    #[serde(default)]
+    pub skipped_files: usize,
+    /// Each of them, with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
     /// Nodes written this time.
     pub nodes_written: usize,
     /// Nodes in the index after the ingest.
@@ -122,6 +129,16 @@ pub struct IngestSummary {
     /// Where that time went.
     #[serde(default)]
     pub stages: IngestStages,
+}
+
+/// A file the listing found but left out of the source: a name that is not
+/// UTF-8, or a symlink that resolves outside the ingested folder.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SkippedFile {
+    /// The path, shown lossily where it is not UTF-8.
+    pub path: String,
+    /// Why it was left out.
+    pub reason: String,
 }
 
 /// Wall milliseconds of each stage of an ingest, summed over its batches.
@@ -164,10 +181,18 @@ pub struct IngestStages {
     pub commit: u64,
 }
 
-/// The persist root: `--persist-dir`, else `<data dir>/ragloom`.
+/// The persist root: `--persist-dir`, else `<data dir>/ragloom`; made
+/// absolute once, here: every path derived from it (the uploads folder a
+/// server compares requested paths with, the index folder `status` shows)
+/// is then absolute too, whatever the working directory later is.
 pub fn persist_root(flag: Option<&Path>) -> Result<PathBuf, CliError> {
     if let Some(p) = flag {
-        return Ok(p.to_path_buf());
+        return std::path::absolute(p).map_err(|e| {
+            CliError::config(
+                format!("cannot resolve the persist folder {}: {e}", p.display()),
+                "give an absolute --persist-dir",
+            )
+        });
     }
     dirs::data_dir().map(|d| d.join("ragloom")).ok_or_else(|| {
         CliError::config(

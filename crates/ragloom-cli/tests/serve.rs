@@ -557,3 +557,45 @@ async fn fifty_clients_query_while_an_ingest_rewrites_every_file() {
         "{after:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accepted_upload_survives_a_killed_server() {
+    let (home, data) = ingested(&[("alice.txt", ALICE)]);
+    let c = client();
+    let mut form = reqwest::multipart::Form::new();
+    for i in 0..15 {
+        form = form.part(
+            "file",
+            reqwest::multipart::Part::bytes(
+                format!("Upload number {i} speaks of the Gryphon and the Mock Turtle.\n")
+                    .into_bytes(),
+            )
+            .file_name(format!("up{i}.txt")),
+        );
+    }
+    let job_id = {
+        let s = serve(home.path(), &["--files", data.to_str().unwrap()]);
+        let r = c
+            .post(format!("{}/v1/documents", s.base))
+            .bearer_auth(KEY)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+        let accepted: Value = r.json().await.unwrap();
+        // Dropping `s` is kill -9, as soon as the upload is accepted.
+        accepted["job_id"].as_str().unwrap().to_string()
+    };
+    let s = serve(home.path(), &["--files", data.to_str().unwrap()]);
+    let job = wait_job(&c, &s.base, &job_id).await;
+    assert_eq!(job["state"], "succeeded", "{job}");
+    let docs = get_json(&c, &format!("{}/v1/documents", s.base)).await;
+    let uploaded = docs["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["uploaded"] == true)
+        .count();
+    assert_eq!(uploaded, 15, "{docs}");
+}

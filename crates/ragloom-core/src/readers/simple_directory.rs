@@ -70,7 +70,9 @@ struct Discovered {
 ///   ([`EXCLUDED_FILE_METADATA_KEYS`]);
 /// - with [`filename_as_id`](Self::filename_as_id) a text file's id is its
 ///   path and an extractor's documents are `{path}_part_{i}`;
-/// - symlinks to files are read through; symlinks to folders are skipped
+/// - symlinks to files are read through, wherever they resolve (outside
+///   the folder too: the `ragloom` command line, which serves what it
+///   ingests, skips those unless asked); symlinks to folders are skipped
 ///   (fsspec does not descend them) unless
 ///   [`follow_dir_symlinks`](Self::follow_dir_symlinks) is set, which walks
 ///   them and stops at loops.
@@ -78,6 +80,10 @@ struct Discovered {
 /// Deliberate differences:
 /// - bytes that are not UTF-8 become U+FFFD; Python's default
 ///   (`errors="ignore"`) drops them silently;
+/// - a file whose name is not UTF-8 is read, but its `file_path` (and with
+///   `filename_as_id` its id) shows those bytes as U+FFFD, where Python's
+///   `os.fsdecode` keeps them as lone surrogates that a Rust string cannot
+///   hold;
 /// - a file that cannot be read (permission, broken symlink, an extractor's
 ///   error) is logged with `tracing::warn!`, recorded in the
 ///   [`LoadReport`] and skipped, unless [`raise_on_error`](Self::raise_on_error);

@@ -32,6 +32,97 @@ const KNOWN: &[&str] = &[
     "doc_id",
 ];
 
+/// The JSON type of `v`, for errors.
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Typed reads of a dict's fields, as pydantic validates LlamaIndex's
+/// models: a missing field (or `null`, as ragloom has always read it) takes
+/// the model's default, a field of another type is an error naming it,
+/// never a silent default that would lose what the file holds.
+struct Fields<'a> {
+    dict: &'a Map<String, Value>,
+    /// What the errors say the field belongs to (`node \`n1\``).
+    owner: String,
+}
+
+impl<'a> Fields<'a> {
+    fn wrong(&self, key: &str, v: &Value, expected: &str) -> String {
+        format!(
+            "{}: field `{key}` is {}, expected {expected}",
+            self.owner,
+            type_name(v)
+        )
+    }
+
+    fn value(&self, key: &str) -> Option<&'a Value> {
+        self.dict.get(key).filter(|v| !v.is_null())
+    }
+
+    fn str(&self, key: &str) -> Result<Option<&'a str>, String> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(self.wrong(key, v, "a string")),
+        }
+    }
+
+    fn string(&self, key: &str) -> Result<Option<String>, String> {
+        Ok(self.str(key)?.map(str::to_string))
+    }
+
+    fn object(&self, key: &str) -> Result<Option<&'a Map<String, Value>>, String> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Value::Object(o)) => Ok(Some(o)),
+            Some(v) => Err(self.wrong(key, v, "an object")),
+        }
+    }
+
+    fn strings(&self, key: &str) -> Result<Vec<String>, String> {
+        match self.value(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|x| match x {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(format!(
+                        "{}: field `{key}` holds {}, expected only strings",
+                        self.owner,
+                        type_name(other)
+                    )),
+                })
+                .collect(),
+            Some(v) => Err(self.wrong(key, v, "a list of strings")),
+        }
+    }
+
+    /// A character offset: a non-negative integer (pydantic's lax `int`
+    /// also takes a float without a fraction, as `5.0`).
+    fn index(&self, key: &str) -> Result<Option<usize>, String> {
+        let Some(v) = self.value(key) else {
+            return Ok(None);
+        };
+        let n = v.as_u64().or_else(|| {
+            v.as_f64()
+                .filter(|f| f.fract() == 0.0 && (0.0..9.0e15).contains(f))
+                .map(|f| f as u64)
+        });
+        match n.and_then(|n| usize::try_from(n).ok()) {
+            Some(n) => Ok(Some(n)),
+            None => Err(self.wrong(key, v, "a non-negative integer")),
+        }
+    }
+}
+
 impl RelatedNodeInfo {
     fn to_value(&self) -> Value {
         json!({
@@ -43,27 +134,32 @@ impl RelatedNodeInfo {
         })
     }
 
-    fn from_value(v: &Value) -> Result<Self, String> {
-        let obj = v.as_object().ok_or("relationship is not an object")?;
-        let node_id = obj
-            .get("node_id")
-            .and_then(Value::as_str)
-            .ok_or("relationship without node_id")?
-            .to_string();
-        let node_type = match obj.get("node_type") {
+    /// Reads a relationship of the node `owner` names (`node \`n1\``).
+    fn from_value(v: &Value, owner: &str) -> Result<Self, String> {
+        let Value::Object(obj) = v else {
+            return Err(format!(
+                "{owner}: field `relationships` holds {}, expected objects",
+                type_name(v)
+            ));
+        };
+        let f = Fields {
+            dict: obj,
+            owner: format!("{owner}, field `relationships`"),
+        };
+        let node_id = f
+            .string("node_id")?
+            .ok_or_else(|| format!("{owner}: relationship without node_id"))?;
+        let node_type = match f.value("node_type") {
+            None => None,
             Some(Value::String(s)) => Some(ObjectType::from_code(s)),
             Some(Value::Number(n)) => Some(ObjectType::from_code(&n.to_string())),
-            _ => None,
+            Some(v) => return Err(f.wrong("node_type", v, "a string")),
         };
         Ok(RelatedNodeInfo {
             node_id,
             node_type,
-            metadata: obj
-                .get("metadata")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default(),
-            hash: obj.get("hash").and_then(Value::as_str).map(str::to_string),
+            metadata: f.object("metadata")?.cloned().unwrap_or_default(),
+            hash: f.string("hash")?,
         })
     }
 }
@@ -160,16 +256,24 @@ impl Node {
         dict: &Map<String, Value>,
         type_code: Option<&str>,
     ) -> Result<Node, String> {
-        let class = dict.get("class_name").and_then(Value::as_str);
+        let mut f = Fields {
+            dict,
+            owner: "node".to_string(),
+        };
+        let id_ = match f.str("id_")? {
+            Some(id) => id.to_string(),
+            None => f.string("doc_id")?.ok_or("node without `id_`")?,
+        };
+        f.owner = format!("node `{id_}`");
+        let class = f.str("class_name")?;
         let kind = match (class, type_code) {
             (Some("Document"), _) | (None, Some("4")) => NodeKind::Document,
             (Some("IndexNode"), _) | (None, Some("3")) => NodeKind::Index {
-                index_id: dict
-                    .get("index_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                obj: dict.get("obj").filter(|v| !v.is_null()).cloned(),
+                // Required by LlamaIndex's `IndexNode`: no default to fall back to.
+                index_id: f
+                    .string("index_id")?
+                    .ok_or_else(|| format!("{}: index node without `index_id`", f.owner))?,
+                obj: f.value("obj").cloned(),
             },
             (Some("TextNode") | Some("Node") | Some("ImageNode"), _) | (None, _) => NodeKind::Text,
             (Some(other), _) => {
@@ -177,63 +281,55 @@ impl Node {
                 if dict.contains_key("text") || dict.contains_key("text_resource") {
                     NodeKind::Text
                 } else {
-                    return Err(format!("unknown node class `{other}`"));
+                    return Err(format!("{}: unknown node class `{other}`", f.owner));
                 }
             }
         };
-        let str_field = |k: &str| dict.get(k).and_then(Value::as_str).map(str::to_string);
-        let id_ = str_field("id_")
-            .or_else(|| str_field("doc_id"))
-            .ok_or("node without `id_`")?;
-        let text_resource = dict.get("text_resource").and_then(Value::as_object);
-        let text = text_resource
-            .and_then(|tr| tr.get("text"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .or_else(|| str_field("text"))
-            .unwrap_or_default();
-        let embedding = match dict.get("embedding") {
+        let text_resource = f.object("text_resource")?;
+        let resource = text_resource.map(|tr| Fields {
+            dict: tr,
+            owner: format!("{}'s text_resource", f.owner),
+        });
+        let text = match resource.as_ref().map(|r| r.string("text")).transpose()? {
+            Some(Some(text)) => text,
+            _ => f.string("text")?.unwrap_or_default(),
+        };
+        let embedding = match f.value("embedding") {
+            None => None,
             Some(Value::Array(items)) => Some(
                 items
                     .iter()
                     .map(|x| {
-                        x.as_f64()
-                            .map(|f| f as f32)
-                            .ok_or("embedding holds a non-number")
+                        x.as_f64().map(|v| v as f32).ok_or_else(|| {
+                            format!(
+                                "{}: field `embedding` holds {}, expected only numbers",
+                                f.owner,
+                                type_name(x)
+                            )
+                        })
                     })
                     .collect::<Result<Vec<f32>, _>>()?,
             ),
-            _ => None,
+            Some(v) => return Err(f.wrong("embedding", v, "a list of numbers")),
         };
-        let metadata: Metadata = dict
-            .get("metadata")
-            .or_else(|| dict.get("extra_info"))
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let strings = |k: &str| -> Vec<String> {
-            dict.get(k)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|x| x.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default()
+        let metadata: Metadata = match f.object("metadata")? {
+            Some(m) => m.clone(),
+            None => f.object("extra_info")?.cloned().unwrap_or_default(),
         };
         let mut relationships = std::collections::BTreeMap::new();
-        if let Some(Value::Object(rels)) = dict.get("relationships") {
+        if let Some(rels) = f.object("relationships")? {
             for (code, v) in rels {
+                // A relationship kind of a later LlamaIndex is left out, as before.
                 let Some(rel) = NodeRelationship::from_code(code) else {
                     continue;
                 };
                 let related = match v {
                     Value::Array(list) => RelatedNodeType::Many(
                         list.iter()
-                            .map(RelatedNodeInfo::from_value)
+                            .map(|i| RelatedNodeInfo::from_value(i, &f.owner))
                             .collect::<Result<_, _>>()?,
                     ),
-                    other => RelatedNodeType::One(RelatedNodeInfo::from_value(other)?),
+                    other => RelatedNodeType::One(RelatedNodeInfo::from_value(other, &f.owner)?),
                 };
                 relationships.insert(rel, related);
             }
@@ -241,14 +337,14 @@ impl Node {
         let defaults = Node::default();
         let is_doc = matches!(kind, NodeKind::Document);
         let mimetype = if is_doc {
-            text_resource
-                .and_then(|tr| tr.get("mimetype"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
+            resource
+                .as_ref()
+                .map(|r| r.string("mimetype"))
+                .transpose()?
+                .flatten()
         } else {
-            str_field("mimetype").or(defaults.mimetype.clone())
+            f.string("mimetype")?.or(defaults.mimetype.clone())
         };
-        let index = |k: &str| dict.get(k).and_then(Value::as_u64).map(|v| v as usize);
         let mut extra = Map::new();
         for (k, v) in dict {
             if !KNOWN.contains(&k.as_str()) {
@@ -258,24 +354,30 @@ impl Node {
         if let Some(tr) = text_resource {
             extra.insert("text_resource".into(), Value::Object(tr.clone()));
         }
+        let metadata_separator = match f.string("metadata_separator")? {
+            Some(s) => s,
+            None => f
+                .string("metadata_seperator")?
+                .unwrap_or(defaults.metadata_separator),
+        };
         Ok(Node {
-            id_,
             kind,
             text,
             embedding,
             metadata,
-            excluded_embed_metadata_keys: strings("excluded_embed_metadata_keys"),
-            excluded_llm_metadata_keys: strings("excluded_llm_metadata_keys"),
+            excluded_embed_metadata_keys: f.strings("excluded_embed_metadata_keys")?,
+            excluded_llm_metadata_keys: f.strings("excluded_llm_metadata_keys")?,
             relationships,
-            metadata_template: str_field("metadata_template").unwrap_or(defaults.metadata_template),
-            metadata_separator: str_field("metadata_separator")
-                .or_else(|| str_field("metadata_seperator"))
-                .unwrap_or(defaults.metadata_separator),
-            text_template: str_field("text_template").unwrap_or(defaults.text_template),
+            metadata_template: f
+                .string("metadata_template")?
+                .unwrap_or(defaults.metadata_template),
+            metadata_separator,
+            text_template: f.string("text_template")?.unwrap_or(defaults.text_template),
             mimetype,
-            start_char_idx: index("start_char_idx"),
-            end_char_idx: index("end_char_idx"),
+            start_char_idx: f.index("start_char_idx")?,
+            end_char_idx: f.index("end_char_idx")?,
             extra,
+            id_,
         })
     }
 }
@@ -344,6 +446,61 @@ mod tests {
         }
         let node: Node = serde_json::from_value(v.clone()).unwrap_or_default();
         assert_eq!(serde_json::to_value(&node).unwrap_or_default(), v);
+    }
+
+    /// A field of the wrong type is an error naming the node and the field,
+    /// never a default (the `text` became "" before); a missing or null
+    /// field takes the model's default.
+    #[test]
+    fn wrong_types_are_errors_naming_node_and_field() {
+        for (field, value) in [
+            ("text", json!(42)),
+            ("metadata", json!("x")),
+            ("excluded_llm_metadata_keys", json!([1])),
+            ("excluded_embed_metadata_keys", json!("a")),
+            ("start_char_idx", json!(-1)),
+            ("end_char_idx", json!("5")),
+            ("embedding", json!("0.5")),
+            ("embedding", json!([0.5, "x"])),
+            ("metadata_template", json!({})),
+            ("metadata_separator", json!(1)),
+            ("text_template", json!(false)),
+            ("mimetype", json!(1)),
+            ("class_name", json!(1)),
+            ("relationships", json!([])),
+            ("relationships", json!({"1": {"node_id": 7}})),
+            ("relationships", json!({"1": {"node_id": "d", "hash": 1}})),
+            ("relationships", json!({"1": "d"})),
+        ] {
+            let mut v: Value = serde_json::from_str(PY_NODE).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.insert(field.into(), value.clone());
+            }
+            let err = serde_json::from_value::<Node>(v)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| panic!("{field} = {value} was accepted"));
+            assert!(err.contains("`n1`") && err.contains(field), "{err}");
+        }
+        let mut v: Value = serde_json::from_str(PY_DOC).unwrap_or_default();
+        if let Some(tr) = v.get_mut("text_resource").and_then(Value::as_object_mut) {
+            tr.insert("text".into(), json!(["h"]));
+        }
+        let err = serde_json::from_value::<Node>(v)
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("doc1") && e.contains("text")));
+        let idx = serde_json::from_str::<Node>(r#"{"id_": "i", "class_name": "IndexNode"}"#);
+        assert!(idx.is_err_and(|e| e.to_string().contains("index_id")));
+
+        let node: Node = serde_json::from_str(
+            r#"{"id_": "n", "text": "t", "metadata": null, "start_char_idx": 3.0}"#,
+        )
+        .unwrap_or_default();
+        assert_eq!(node.id_, "n");
+        assert_eq!(node.start_char_idx, Some(3));
+        assert_eq!(node.metadata_template, Node::default().metadata_template);
+        assert!(node.metadata.is_empty());
     }
 
     #[test]

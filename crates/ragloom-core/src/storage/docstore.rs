@@ -215,29 +215,37 @@ fn legacy_json_to_doc(
     doc_type: &str,
     data: &Map<String, Value>,
 ) -> std::result::Result<Node, String> {
-    let text = data
-        .get("text")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    // A field of another type is an error naming it, never a default that
+    // would drop what the file holds; a missing one (or null) is the default.
+    let value = |key: &str| data.get(key).filter(|v| !v.is_null());
+    let string = |key: &str| -> std::result::Result<Option<&str>, String> {
+        match value(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(format!("field `{key}` is not a string")),
+        }
+    };
+    let object = |key: &str| -> std::result::Result<Option<&Map<String, Value>>, String> {
+        match value(key) {
+            None => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(m)),
+            Some(_) => Err(format!("field `{key}` is not an object")),
+        }
+    };
+    let text = string("text")?.unwrap_or_default().to_string();
     let mut node = match doc_type {
         "4" => Node::document(text),
         "1" | "2" => Node::text_node(text),
-        "3" => Node::index_node(
-            text,
-            data.get("index_id")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-        ),
+        "3" => Node::index_node(text, string("index_id")?.unwrap_or_default()),
         other => return Err(format!("unknown doc type `{other}`")),
     };
-    if let Some(id) = data.get("doc_id").and_then(Value::as_str) {
+    if let Some(id) = string("doc_id")? {
         node.id_ = id.to_string();
     }
-    if let Some(Value::Object(m)) = data.get("extra_info") {
+    if let Some(m) = object("extra_info")? {
         node.metadata = m.clone();
     }
-    if let Some(Value::Object(rels)) = data.get("relationships") {
+    if let Some(rels) = object("relationships")? {
         for (code, v) in rels {
             let rel = NodeRelationship::from_code(code)
                 .ok_or_else(|| format!("unknown relationship `{code}`"))?;

@@ -67,7 +67,10 @@ pub fn json_to_index_struct(struct_dict: &KvValue) -> std::result::Result<IndexS
     let parsed;
     let data = match struct_dict.get(DATA_KEY) {
         Some(Value::String(text)) => {
-            parsed = serde_json::from_str::<Value>(text)
+            // JSON inside JSON: its escapes (lone surrogates of node ids
+            // made from names that are not UTF-8) are only seen now.
+            let text = crate::utils::replace_lone_surrogates(text.as_bytes());
+            parsed = serde_json::from_slice::<Value>(&text)
                 .map_err(|e| format!("`{DATA_KEY}` is not valid JSON: {e}"))?;
             &parsed
         }

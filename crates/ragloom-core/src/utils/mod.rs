@@ -12,7 +12,7 @@ mod str_map;
 pub(crate) use blocking::run_blocking;
 pub(crate) use fmt::hex;
 pub use fmt::{format_named, template_vars};
-pub use fs::{read_json_file, write_atomic};
+pub use fs::{read_json_file, replace_lone_surrogates, write_atomic};
 pub(crate) use ordered::{run_in_order, spawn_stoppable};
 pub use pyjson::{
     PythonFormatter, json_dumps, to_python_json_string, to_python_json_string_unescaped,

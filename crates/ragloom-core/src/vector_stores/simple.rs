@@ -316,6 +316,8 @@ impl SimpleVectorStore {
     pub fn from_persist_path(persist_path: impl AsRef<Path>) -> Result<Self> {
         let path = persist_path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::io("reading", path, e))?;
+        // Node ids Python wrote from names that are not UTF-8 hold lone surrogates.
+        let bytes = crate::utils::replace_lone_surrogates(&bytes);
         let mut de = serde_json::Deserializer::from_slice(&bytes);
         let data = FileSeed
             .deserialize(&mut de)
