@@ -101,6 +101,18 @@ def main():
     seed("sentence_splitter", "tiny", bytes([0, 63]) + "One. Two!  Three?\n\n\nFour…  五六。".encode())
     for i, pattern in enumerate([b"\x00*.txt", b"\x01**/c.txt", b"\x01sub/**", b"\x00x[1]/*", b"\x01we*rd/**/f.txt", b"\x00[!a]*"]):
         seed("glob", str(i), pattern)
+    # http_request: the first byte picks the route (see crates/ragloom-fuzz/src/http.rs).
+    for name, route, payload in [
+        ("query", 0, '{"query":"tea","top_k":2}'),
+        ("retrieve", 1, '{"query":"tea","filters":{"filters":[{"key":"a","value":1,"operator":"=="}]}}'),
+        ("chat", 2, '{"model":"docs","messages":[{"role":"user","content":"hi"}]}'),
+        ("list", 3, "limit=2&cursor=1&index=docs"),
+        ("upload", 4, '--B\r\nContent-Disposition: form-data; name="file"; filename="../a.txt"\r\n\r\nhello\r\n--B--\r\n'),
+        ("mcp", 5, '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}'),
+        ("node", 6, "hatter"),
+        ("delete", 7, "hatter?index=docs"),
+    ]:
+        seed("http_request", name, bytes([route]) + payload.encode())
 
 
 if __name__ == "__main__":

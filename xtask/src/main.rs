@@ -402,9 +402,14 @@ fn bench_work() -> PathBuf {
     env::temp_dir().join("ragloom-store-bench")
 }
 
-/// `ragloom serve` under 200 clients over the benchmark corpus (the store
-/// bench's, generated here when that bench has not run).
+/// The server's memory under hostile clients, then `ragloom serve` under 200
+/// clients over the benchmark corpus (the store bench's, generated here when
+/// that bench has not run).
 fn serve_bench() -> Result {
+    // The server under hostile clients (sessions, slow headers, uploads).
+    let mut hostile = cargo();
+    hostile.args(["bench", "-p", "ragloom-server", "--bench", "hostile"]);
+    run("hostile", hostile)?;
     let mut build = cargo();
     build.args(["build", "--release", "-p", "ragloom-cli"]);
     run("cargo build --release -p ragloom-cli", build)?;

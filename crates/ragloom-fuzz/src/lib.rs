@@ -5,6 +5,9 @@
 //! memory or one input taking over 10 s. Errors are expected answers to bad
 //! input and are ignored; the targets catch nothing themselves.
 
+mod http;
+
+pub use http::http_request;
 use ragloom_core::Metadata;
 use ragloom_core::Node;
 use ragloom_core::node_parser::{NodeParser, SentenceSplitter};
@@ -40,6 +43,7 @@ pub const TARGETS: &[Target] = &[
     ("gguf", gguf),
     ("sentence_splitter", sentence_splitter),
     ("glob", glob),
+    ("http_request", http_request),
 ];
 
 /// The body of the target called `name`.
