@@ -180,6 +180,10 @@ pub struct ServeArgs {
     /// Seconds an unused MCP session is kept.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     pub mcp_session_idle: u64,
+    /// Upload jobs' ingests read files through symlinks that resolve outside
+    /// the served folder (skipped by default; uploads never follow links).
+    #[arg(long)]
+    pub follow_links: bool,
 }
 
 /// `ragloom mcp`.

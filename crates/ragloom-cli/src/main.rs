@@ -198,6 +198,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 &location,
                 g.top_k,
                 Default::default(),
+                false,
             )?;
             server.serve_mcp_stdio().await.map_err(CliError::from)
         }
@@ -268,6 +269,7 @@ fn server_of(
     location: &StoreLocation,
     top_k: usize,
     config: ragloom_server::ServerConfig,
+    follow_links: bool,
 ) -> Result<ragloom_server::Server, CliError> {
     let llm = spec.llm.build()?;
     let mut names: Vec<String> = Vec::new();
@@ -303,6 +305,7 @@ fn server_of(
             index,
             spec.clone(),
             llm.clone(),
+            follow_links,
         )));
     }
     let config = ragloom_server::ServerConfig { top_k, ..config };
@@ -354,7 +357,15 @@ async fn serve_http(
         max_upload_bytes_per_minute: a.max_upload_mb_per_minute.saturating_mul(1024 * 1024),
         ..Default::default()
     };
-    let server = server_of(&a.files, root, spec, location, top_k, config)?;
+    let server = server_of(
+        &a.files,
+        root,
+        spec,
+        location,
+        top_k,
+        config,
+        a.follow_links,
+    )?;
     let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
         .await
         .map_err(|e| {

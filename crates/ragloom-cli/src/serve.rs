@@ -40,6 +40,8 @@ struct Shared {
     spec: ProviderSpec,
     llm: Option<Arc<dyn Llm>>,
     uploads_dir: PathBuf,
+    /// Whether upload jobs' ingests read links out of the served folder.
+    follow_links: bool,
     cache: tokio::sync::Mutex<Option<Cached>>,
 }
 
@@ -83,6 +85,7 @@ impl CliIndex {
         index: Index,
         spec: ProviderSpec,
         llm: Option<Arc<dyn Llm>>,
+        follow_links: bool,
     ) -> Self {
         let uploads_dir = index.dir.uploads_dir();
         Self {
@@ -93,6 +96,7 @@ impl CliIndex {
                 spec,
                 llm,
                 uploads_dir,
+                follow_links,
                 cache: tokio::sync::Mutex::new(None),
             }),
         }
@@ -203,7 +207,10 @@ impl Uploads for CliUploads {
             &s.source,
             &s.index,
             &s.spec,
-            &IngestOptions::default(),
+            &IngestOptions {
+                follow_links: s.follow_links,
+                ..IngestOptions::default()
+            },
             &QUIET,
         )
         .await

@@ -158,16 +158,14 @@ pub async fn check(State(state): State<Arc<AppState>>, req: Request, next: Next)
         .into_response();
     }
     let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    if writes {
-        if let Some(why) = policy.refuse_write(req.headers()) {
-            return ApiError::new(
-                StatusCode::FORBIDDEN,
-                "invalid_request_error",
-                "cross_origin",
-                why,
-            )
-            .into_response();
-        }
+    if writes && let Some(why) = policy.refuse_write(req.headers()) {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "invalid_request_error",
+            "cross_origin",
+            why,
+        )
+        .into_response();
     }
     next.run(req).await
 }

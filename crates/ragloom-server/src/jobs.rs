@@ -255,10 +255,10 @@ impl Jobs {
             j.clone()
         };
         let path = lock(&self.journals).get(&seq).cloned();
-        if let Some(path) = path {
-            if let Err(e) = record(&path, &snapshot) {
-                tracing::warn!(job = %snapshot.id, error = %e, "the job's record could not be updated");
-            }
+        if let Some(path) = path
+            && let Err(e) = record(&path, &snapshot)
+        {
+            tracing::warn!(job = %snapshot.id, error = %e, "the job's record could not be updated");
         }
     }
 
