@@ -165,6 +165,20 @@ thread_local! {
         std::cell::RefCell::new(crate::utils::StrMap::default());
 }
 
+/// The byte length of cl100k's longest token, read from the table once.
+fn longest_token(bpe: &bpe_openai::Tokenizer) -> usize {
+    static LONGEST: OnceLock<usize> = OnceLock::new();
+    *LONGEST.get_or_init(|| {
+        let tokens = bpe.bpe.num_tokens();
+        (0..tokens)
+            .filter_map(|id| u32::try_from(id).ok())
+            .map(|id| bpe.bpe.token_len(id))
+            .max()
+            .unwrap_or(1)
+            .max(1)
+    })
+}
+
 /// Tokens of text holding no special token: the pre-tokenizer's pieces
 /// ([`pretokenize`]), each counted once per thread; the count stops once it
 /// passes `limit`.
@@ -177,6 +191,14 @@ fn count_ordinary(bpe: &bpe_openai::Tokenizer, text: &str, limit: usize) -> usiz
                 // Every byte is a token of its own.
                 1
             } else if piece.len() >= CACHED_PIECE_LEN {
+                // A piece has at least one token per longest token's bytes:
+                // past the limit by that alone (a megabyte run of one
+                // letter is one piece), it is not encoded, which would cost
+                // memory in proportion to it.
+                let at_least = piece.len().div_ceil(longest_token(bpe));
+                if at_least > limit - count {
+                    return count + at_least;
+                }
                 bpe.bpe.count(piece.as_bytes())
             } else if let Some(n) = cache.get(piece) {
                 n as usize
@@ -277,6 +299,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A run past the limit's worth of the longest token is bounded
+    /// without being encoded, and still above the limit.
+    #[test]
+    fn a_long_run_is_bounded_without_encoding() {
+        let t = Cl100kTokenizer::new();
+        let run = "a".repeat(100_000);
+        let n = t.count(&run);
+        let got = t.count_up_to(&run, 10);
+        assert!(got > 10 && got <= n, "{got} of {n}");
+        assert_eq!(t.count_up_to(&run, n), n);
     }
 
     #[test]

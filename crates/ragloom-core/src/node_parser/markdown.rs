@@ -1,11 +1,11 @@
 //! `MarkdownNodeParser`: one node per Markdown section, with the path of the
 //! headers above it as `header_path` metadata, exactly as LlamaIndex 0.14.25 does.
 
-use super::node_utils::{build_nodes_from_splits, postprocess_parsed_nodes};
+use super::node_utils::{build_nodes_with_source, postprocess_parsed_nodes};
 use super::sentence::id_func_json;
 use super::{IdFunc, NodeParser};
 use crate::error::Result;
-use crate::schema::{Node, is_py_space, py_strip};
+use crate::schema::{Node, RelatedNodeInfo, is_py_space, py_strip};
 use crate::transform::TransformComponent;
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -83,6 +83,9 @@ impl MarkdownNodeParser {
     pub fn get_nodes_from_node(&self, node: &Node) -> Vec<Node> {
         let mut out = Vec::new();
         let mut section = String::new();
+        // Every section points to the document; the reference carries the
+        // document's hash, computed once here rather than per section.
+        let source = node.as_related_node_info();
         // (level, header text) of the headers enclosing the current line.
         let mut stack: Vec<(usize, &str)> = Vec::new();
         let mut in_code = false;
@@ -95,7 +98,7 @@ impl MarkdownNodeParser {
             }
             if !in_code {
                 if let Some((level, header)) = parse_header(line) {
-                    self.push_section(&mut out, &section, node, &stack);
+                    self.push_section(&mut out, &section, node, &source, &stack);
                     while stack.last().is_some_and(|(l, _)| *l >= level) {
                         stack.pop();
                     }
@@ -111,7 +114,7 @@ impl MarkdownNodeParser {
             section.push_str(line);
             section.push('\n');
         }
-        self.push_section(&mut out, &section, node, &stack);
+        self.push_section(&mut out, &section, node, &source, &stack);
         out
     }
 
@@ -120,6 +123,7 @@ impl MarkdownNodeParser {
         out: &mut Vec<Node>,
         section: &str,
         doc: &Node,
+        source: &RelatedNodeInfo,
         stack: &[(usize, &str)],
     ) {
         let text = py_strip(section);
@@ -134,7 +138,7 @@ impl MarkdownNodeParser {
             .collect::<Vec<_>>()
             .join(&self.header_path_separator);
         let built =
-            build_nodes_from_splits(vec![text.to_string()], doc, None, self.id_func.as_ref());
+            build_nodes_with_source(vec![text.to_string()], doc, source, self.id_func.as_ref());
         for mut node in built {
             if self.include_metadata {
                 let sep = &self.header_path_separator;

@@ -26,6 +26,18 @@ pub fn build_nodes_from_splits(
     id_func: Option<&IdFunc>,
 ) -> Vec<Node> {
     let source = ref_doc.unwrap_or(document).as_related_node_info();
+    build_nodes_with_source(text_splits, document, &source, id_func)
+}
+
+/// [`build_nodes_from_splits`] with the `Source` reference already made:
+/// making it hashes the whole document, so a parser that builds one node at
+/// a time (a Markdown section) makes it once per document, not per node.
+pub(crate) fn build_nodes_with_source(
+    text_splits: Vec<String>,
+    document: &Node,
+    source: &crate::schema::RelatedNodeInfo,
+    id_func: Option<&IdFunc>,
+) -> Vec<Node> {
     text_splits
         .into_iter()
         .enumerate()

@@ -51,7 +51,17 @@ impl PunktSentenceTokenizer {
 
     /// Sentence spans in bytes; the order and content of nltk's spans.
     pub(crate) fn byte_spans(&self, text: &str) -> Vec<(usize, usize)> {
-        realign_boundaries(text, &slices_from_text(text))
+        self.byte_span_iter(text).collect()
+    }
+
+    /// [`Self::byte_spans`] one at a time: each stage looks at most one
+    /// mark or slice ahead, so a text with a sentence every two bytes costs
+    /// no memory per sentence.
+    pub(crate) fn byte_span_iter<'a>(
+        self,
+        text: &'a str,
+    ) -> impl Iterator<Item = (usize, usize)> + 'a {
+        realign_boundaries(text, slices_from_text(text))
     }
 }
 
@@ -162,24 +172,26 @@ fn multi_char_len(s: &str, i: usize) -> Option<usize> {
         return Some(rest.len() - rest.trim_start_matches('.').len());
     }
     // `(?:\.\s){2,}\.`: greedy pairs, backing off one pair if the dot that
-    // must close the run is missing.
-    let mut pair_ends = Vec::new();
+    // must close the run is missing. Only the count of pairs and the end of
+    // the one before the last are needed, not a list as long as the run.
+    let mut pairs = 0usize;
+    let mut before_last = 0usize;
     let mut q = 0usize;
     loop {
         let mut it = rest[q..].chars();
         match (it.next(), it.next()) {
             (Some('.'), Some(w)) if is_re_space(w) => {
+                before_last = q;
                 q += 1 + w.len_utf8();
-                pair_ends.push(q);
+                pairs += 1;
             }
             _ => break,
         }
     }
-    let k = pair_ends.len();
-    if k >= 2 && rest[q..].starts_with('.') {
+    if pairs >= 2 && rest[q..].starts_with('.') {
         Some(q + 1)
-    } else if k >= 3 {
-        Some(pair_ends[k - 2] + 1)
+    } else if pairs >= 3 {
+        Some(before_last + 1)
     } else {
         None
     }
@@ -205,38 +217,40 @@ fn word_ends_at(s: &str, p: usize) -> bool {
     false
 }
 
-/// Punkt's `word_tokenize` on one line (no `\n` inside).
-fn word_tokenize(line: &str) -> Vec<&str> {
-    let mut out = Vec::new();
+/// Punkt's `word_tokenize` on one line (no `\n` inside), one token at a
+/// time: a context can be a whole text of one-character tokens.
+fn word_tokenize(line: &str) -> impl Iterator<Item = &str> {
     let mut i = 0usize;
-    while let Some(c) = char_at(line, i) {
-        if is_re_space(c) {
-            i += c.len_utf8();
-            continue;
-        }
-        let end = if let Some(len) = multi_char_len(line, i) {
-            i + len
-        } else if !is_excluded_word_start(c) {
-            let mut p = i + c.len_utf8();
-            while !word_ends_at(line, p) {
-                p += char_at(line, p).map_or(1, char::len_utf8);
+    std::iter::from_fn(move || {
+        loop {
+            let c = char_at(line, i)?;
+            if is_re_space(c) {
+                i += c.len_utf8();
+                continue;
             }
-            p
-        } else {
-            i + c.len_utf8()
-        };
-        out.push(&line[i..end]);
-        i = end;
-    }
-    out
+            let end = if let Some(len) = multi_char_len(line, i) {
+                i + len
+            } else if !is_excluded_word_start(c) {
+                let mut p = i + c.len_utf8();
+                while !word_ends_at(line, p) {
+                    p += char_at(line, p).map_or(1, char::len_utf8);
+                }
+                p
+            } else {
+                i + c.len_utf8()
+            };
+            let token = &line[i..end];
+            i = end;
+            return Some(token);
+        }
+    })
 }
 
 /// Punkt's `_tokenize_words`: the word tokens of every non-blank line.
-fn tokenize_words(text: &str) -> Vec<&str> {
+fn tokenize_words(text: &str) -> impl Iterator<Item = &str> {
     text.split('\n')
         .filter(|line| !line.trim_matches(is_py_space).is_empty())
         .flat_map(word_tokenize)
-        .collect()
 }
 
 fn in_table(table: &[(u32, u32)], c: char) -> bool {
@@ -357,8 +371,17 @@ fn is_sentbreak(tok: &str, next: &str) -> bool {
 
 /// nltk's `text_contains_sentbreak`: some token other than the last breaks.
 fn text_contains_sentbreak(context: &str) -> bool {
-    let toks = tokenize_words(context);
-    toks.windows(2).any(|w| is_sentbreak(w[0], w[1]))
+    let mut toks = tokenize_words(context);
+    let Some(mut prev) = toks.next() else {
+        return false;
+    };
+    for tok in toks {
+        if is_sentbreak(prev, tok) {
+            return true;
+        }
+        prev = tok;
+    }
+    false
 }
 
 /// A match of Punkt's period-context regex: an end mark and what follows it.
@@ -372,80 +395,84 @@ struct EndMark {
     next_tok: Option<usize>,
 }
 
-fn end_marks(text: &str) -> Vec<EndMark> {
-    let mut out = Vec::new();
-    for (pos, c) in text.char_indices() {
+/// The end marks of `text` in order, found as they are asked for.
+fn end_marks(text: &str) -> impl Iterator<Item = EndMark> + '_ {
+    text.char_indices().filter_map(move |(pos, c)| {
         if !matches!(c, '.' | '?' | '!') {
-            continue;
+            return None;
         }
         let after = pos + 1;
-        let Some(n) = char_at(text, after) else {
-            continue;
-        };
+        let n = char_at(text, after)?;
         if is_non_word(n) {
-            out.push(EndMark {
+            return Some(EndMark {
                 pos,
                 after_end: after + n.len_utf8(),
                 next_tok: None,
             });
-        } else if is_re_space(n) {
-            let rest = &text[after..];
-            let ws = rest.len() - rest.trim_start_matches(is_re_space).len();
-            let tok_start = after + ws;
-            let tail = &text[tok_start..];
-            let tok_len = tail.find(is_re_space).unwrap_or(tail.len());
-            if tok_len > 0 {
-                out.push(EndMark {
-                    pos,
-                    after_end: tok_start + tok_len,
-                    next_tok: Some(tok_start),
-                });
-            }
         }
-    }
-    out
+        if !is_re_space(n) {
+            return None;
+        }
+        let rest = &text[after..];
+        let ws = rest.len() - rest.trim_start_matches(is_re_space).len();
+        let tok_start = after + ws;
+        let tail = &text[tok_start..];
+        let tok_len = tail.find(is_re_space).unwrap_or(tail.len());
+        (tok_len > 0).then_some(EndMark {
+            pos,
+            after_end: tok_start + tok_len,
+            next_tok: Some(tok_start),
+        })
+    })
 }
 
 /// nltk's `_match_potential_end_contexts`: each kept mark with the byte
 /// offset where its context (the word before it) starts. A mark whose word
 /// overlaps the next mark's word is dropped, as nltk drops it.
-fn potential_end_contexts(text: &str) -> Vec<(EndMark, usize)> {
-    let mut out = Vec::new();
+/// Whether a mark is kept depends on the next one, so this runs one mark
+/// behind [`end_marks`].
+fn potential_end_contexts(text: &str) -> impl Iterator<Item = (EndMark, usize)> + '_ {
+    let mut marks = end_marks(text);
     let mut prev_slice = (0usize, 0usize);
     let mut prev_mark: Option<EndMark> = None;
-    for mark in end_marks(text) {
-        let before = &text[prev_slice.1..mark.pos];
-        // nltk treats "whitespace at index 0" as "no whitespace found".
-        let start = match before.rfind([' ', '\t', '\n', '\r', '\x0b', '\x0c']) {
-            Some(i) if i > 0 => prev_slice.1 + i + 1,
-            _ => prev_slice.0,
-        };
-        if let Some(pm) = prev_mark {
-            if prev_slice.1 <= start {
-                out.push((pm, prev_slice.0));
+    std::iter::from_fn(move || {
+        for mark in marks.by_ref() {
+            let before = &text[prev_slice.1..mark.pos];
+            // nltk treats "whitespace at index 0" as "no whitespace found".
+            let start = match before.rfind([' ', '\t', '\n', '\r', '\x0b', '\x0c']) {
+                Some(i) if i > 0 => prev_slice.1 + i + 1,
+                _ => prev_slice.0,
+            };
+            let kept = prev_mark
+                .filter(|_| prev_slice.1 <= start)
+                .map(|pm| (pm, prev_slice.0));
+            prev_mark = Some(mark);
+            prev_slice = (start, mark.pos);
+            if kept.is_some() {
+                return kept;
             }
         }
-        prev_mark = Some(mark);
-        prev_slice = (start, mark.pos);
-    }
-    if let Some(pm) = prev_mark {
-        out.push((pm, prev_slice.0));
-    }
-    out
+        prev_mark.take().map(|pm| (pm, prev_slice.0))
+    })
 }
 
-/// nltk's `_slices_from_text`: sentence slices before realignment.
-fn slices_from_text(text: &str) -> Vec<(usize, usize)> {
-    let mut slices = Vec::new();
-    let mut last_break = 0usize;
-    for (mark, ctx_start) in potential_end_contexts(text) {
-        if text_contains_sentbreak(&text[ctx_start..mark.after_end]) {
-            slices.push((last_break, mark.pos + 1));
-            last_break = mark.next_tok.unwrap_or(mark.pos + 1);
+/// nltk's `_slices_from_text`: sentence slices before realignment, one at
+/// a time.
+fn slices_from_text(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut contexts = potential_end_contexts(text);
+    let mut last_break = Some(0usize);
+    std::iter::from_fn(move || {
+        // `None` once the last slice, to the end of the text, is out
+        let from = last_break?;
+        for (mark, ctx_start) in contexts.by_ref() {
+            if text_contains_sentbreak(&text[ctx_start..mark.after_end]) {
+                last_break = Some(mark.next_tok.unwrap_or(mark.pos + 1));
+                return Some((from, mark.pos + 1));
+            }
         }
-    }
-    slices.push((last_break, text.trim_end_matches(is_py_space).len()));
-    slices
+        last_break = None;
+        Some((from, text.trim_end_matches(is_py_space).len()))
+    })
 }
 
 /// `re_boundary_realignment.match(s)`: closing punctuation at the start of
@@ -476,34 +503,38 @@ fn slice_is_empty(text: &str, (s, e): (usize, usize)) -> bool {
     s >= e.min(text.len())
 }
 
-/// nltk's `_realign_boundaries`.
-fn realign_boundaries(text: &str, slices: &[(usize, usize)]) -> Vec<(usize, usize)> {
-    let mut out = Vec::with_capacity(slices.len());
+/// nltk's `_realign_boundaries`, one slice ahead of its output.
+fn realign_boundaries<'a>(
+    text: &'a str,
+    slices: impl Iterator<Item = (usize, usize)> + 'a,
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let mut slices = slices.peekable();
     let mut realign = 0usize;
-    for (i, &(start, stop)) in slices.iter().enumerate() {
-        let s1 = (start + realign, stop);
-        let Some(&s2) = slices.get(i + 1) else {
-            if !slice_is_empty(text, s1) {
-                out.push(s1);
+    std::iter::from_fn(move || {
+        loop {
+            let (start, stop) = slices.next()?;
+            let s1 = (start + realign, stop);
+            let Some(&s2) = slices.peek() else {
+                if !slice_is_empty(text, s1) {
+                    return Some(s1);
+                }
+                continue;
+            };
+            let sentence2 = if s2.0 < s2.1 {
+                text.get(s2.0..s2.1).unwrap_or("")
+            } else {
+                ""
+            };
+            if let Some((kept, end)) = boundary_realignment(sentence2) {
+                realign = end;
+                return Some((s1.0, s2.0 + kept));
             }
-            continue;
-        };
-        let sentence2 = if s2.0 < s2.1 {
-            text.get(s2.0..s2.1).unwrap_or("")
-        } else {
-            ""
-        };
-        if let Some((kept, end)) = boundary_realignment(sentence2) {
-            out.push((s1.0, s2.0 + kept));
-            realign = end;
-        } else {
             realign = 0;
             if !slice_is_empty(text, s1) {
-                out.push(s1);
+                return Some(s1);
             }
         }
-    }
-    out
+    })
 }
 
 #[cfg(test)]
@@ -555,8 +586,14 @@ mod tests {
         assert_eq!(multi_char_len(". . .x", 0), Some(5));
         assert_eq!(multi_char_len(". . . x", 0), Some(5));
         assert_eq!(multi_char_len(". . x", 0), None);
-        assert_eq!(word_tokenize("acting!!! I"), ["acting", "!", "!", "!", "I"]);
-        assert_eq!(word_tokenize("a,b, c"), ["a,b", ",", "c"]);
+        assert_eq!(
+            word_tokenize("acting!!! I").collect::<Vec<_>>(),
+            ["acting", "!", "!", "!", "I"]
+        );
+        assert_eq!(
+            word_tokenize("a,b, c").collect::<Vec<_>>(),
+            ["a,b", ",", "c"]
+        );
     }
 
     #[test]

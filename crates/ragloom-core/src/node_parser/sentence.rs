@@ -7,8 +7,7 @@
 
 use super::node_utils::parse_nodes_metadata_aware;
 use super::text_utils::{
-    split_by_char, split_by_default_chunking_regex, split_by_regex, split_by_sentence_tokenizer,
-    split_text_keep_separator,
+    char_pieces, default_chunking_pieces, keep_separator_pieces, sentence_pieces,
 };
 use super::{DEFAULT_CHUNK_SIZE, IdFunc, NodeParser, TextSplitter};
 use crate::error::{Error, Result};
@@ -18,6 +17,7 @@ use crate::transform::TransformComponent;
 use async_trait::async_trait;
 use regex::Regex;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -93,10 +93,27 @@ impl Default for SentenceSplitter {
 
 /// A piece of text small enough to be merged, and whether it is a whole
 /// sentence (whole sentences may exceed a chunk already holding overlap).
-struct Split {
-    text: String,
+/// Pieces of the document borrow it; only the pieces of a custom
+/// `chunking_tokenizer_fn`, which returns owned strings, are copies.
+struct Split<'t> {
+    text: Cow<'t, str>,
     is_sentence: bool,
     token_size: usize,
+}
+
+/// Turns a piece of the text being split into a [`Split`]'s text: a borrow
+/// of the document, or a copy of a piece of an owned sentence.
+type Lift<'s, 't> = dyn Fn(&'s str) -> Cow<'t, str> + 's;
+
+/// The document's own pieces go to the merge as borrows.
+fn borrow(piece: &str) -> Cow<'_, str> {
+    Cow::Borrowed(piece)
+}
+
+/// Whether `pieces` yields at least two items (Python's `len(splits) > 1`),
+/// looking no further than that.
+fn has_two<T>(mut pieces: impl Iterator<Item = T>) -> bool {
+    pieces.next().is_some() && pieces.next().is_some()
 }
 
 impl SentenceSplitter {
@@ -249,34 +266,48 @@ impl SentenceSplitter {
             return Ok(vec![String::new()]);
         }
         let clause = self.clause_regex()?;
-        let mut splits = Vec::new();
+        let mut merger = Merger::new(chunk_size, self.chunk_overlap);
         let token_size = self.tokenizer.count_up_to(text, chunk_size);
-        self.split(text, token_size, chunk_size, &clause, 0, &mut splits)?;
-        self.merge(&splits, chunk_size)
+        self.split(
+            text,
+            token_size,
+            chunk_size,
+            &clause,
+            0,
+            &borrow,
+            &mut merger,
+        )?;
+        Ok(merger.finish())
     }
 
-    /// Python's `_split`: pieces no larger than `chunk_size` tokens unless
-    /// indivisible. `token_size` is `text`'s token count, which the caller
-    /// already knows (Python counts every oversized piece twice). Counts stop
-    /// past `chunk_size`: an oversized piece's size is only ever compared
-    /// with it, so text is counted whole once, in the pieces that fit, plus
-    /// at most a chunk's worth of each piece that is cut further.
-    fn split(
+    /// Python's `_split`, feeding `_merge` as it goes: pieces no larger than
+    /// `chunk_size` tokens unless indivisible. The pieces of each level are
+    /// walked one at a time and merged at once, so memory holds the chunks
+    /// and one chunk's window of pieces, never a list as long as the text
+    /// (a separator-free text is split into characters).
+    ///
+    /// `token_size` is `text`'s token count, which the caller already knows
+    /// (Python counts every oversized piece twice). Counts stop past
+    /// `chunk_size`: an oversized piece's size is only ever compared with
+    /// it, so text is counted whole once, in the pieces that fit, plus at
+    /// most a chunk's worth of each piece that is cut further.
+    #[allow(clippy::too_many_arguments)]
+    fn split<'s, 't>(
         &self,
-        text: &str,
+        text: &'s str,
         token_size: usize,
         chunk_size: usize,
         clause: &ClauseRegex,
         depth: usize,
-        out: &mut Vec<Split>,
+        lift: &Lift<'s, 't>,
+        out: &mut Merger<'t>,
     ) -> Result<()> {
         if token_size <= chunk_size {
-            out.push(Split {
-                text: text.to_string(),
+            return out.push(Split {
+                text: lift(text),
                 is_sentence: true,
                 token_size,
             });
-            return Ok(());
         }
         if depth >= MAX_SPLIT_DEPTH {
             return Err(Error::InvalidInput(
@@ -285,119 +316,237 @@ impl SentenceSplitter {
                     .into(),
             ));
         }
-        let (pieces, is_sentence) = self.splits_by_fns(text, clause);
-        let single = pieces.len() == 1;
+        // Python's `_get_splits_by_fns`: paragraphs, then sentences (both
+        // count as sentences), then clauses, words, characters (which do
+        // not). Each level is tried by looking for a second piece, then
+        // walked afresh.
+        let level = Level {
+            chunk_size,
+            clause,
+            depth,
+            lift,
+        };
+        let paragraphs = || keep_separator_pieces(text, &self.paragraph_separator);
+        if has_two(paragraphs()) {
+            return self.split_level(paragraphs(), true, &level, out);
+        }
+        match &self.chunking_tokenizer_fn {
+            Some(f) => {
+                let sentences = f(text);
+                if sentences.len() > 1 {
+                    return self.split_owned(&sentences, &level, out);
+                }
+            }
+            None => {
+                if has_two(sentence_pieces(text)) {
+                    return self.split_level(sentence_pieces(text), true, &level, out);
+                }
+            }
+        }
+        match clause {
+            ClauseRegex::None => {}
+            ClauseRegex::Default => {
+                if has_two(default_chunking_pieces(text)) {
+                    return self.split_level(default_chunking_pieces(text), false, &level, out);
+                }
+            }
+            ClauseRegex::Custom(re) => {
+                let clauses = || re.find_iter(text).map(|m| m.as_str());
+                if has_two(clauses()) {
+                    return self.split_level(clauses(), false, &level, out);
+                }
+            }
+        }
+        let words = || keep_separator_pieces(text, &self.separator);
+        if has_two(words()) {
+            return self.split_level(words(), false, &level, out);
+        }
+        // One character cannot be cut further: it goes to the merge whatever
+        // its size, which rejects it there if it is over the chunk size
+        // (Python recurses until its stack runs out).
+        if !has_two(text.chars()) {
+            return out.push(Split {
+                text: lift(text),
+                is_sentence: false,
+                token_size,
+            });
+        }
+        self.split_level(char_pieces(text), false, &level, out)
+    }
+
+    /// The pieces of one level: each that fits is merged, each that does
+    /// not is split further.
+    fn split_level<'s, 't>(
+        &self,
+        pieces: impl Iterator<Item = &'s str>,
+        is_sentence: bool,
+        level: &Level<'_, 's, 't>,
+        out: &mut Merger<'t>,
+    ) -> Result<()> {
         for piece in pieces {
-            let token_size = self.tokenizer.count_up_to(&piece, chunk_size);
-            if token_size <= chunk_size || single {
+            let token_size = self.tokenizer.count_up_to(piece, level.chunk_size);
+            if token_size <= level.chunk_size {
                 out.push(Split {
-                    text: piece,
+                    text: (level.lift)(piece),
                     is_sentence,
                     token_size,
-                });
+                })?;
             } else {
-                self.split(&piece, token_size, chunk_size, clause, depth + 1, out)?;
+                self.split(
+                    piece,
+                    token_size,
+                    level.chunk_size,
+                    level.clause,
+                    level.depth + 1,
+                    level.lift,
+                    out,
+                )?;
             }
         }
         Ok(())
     }
 
-    /// Python's `_get_splits_by_fns`: paragraphs, then sentences (both count
-    /// as sentences), then clauses, words, characters (which do not).
-    fn splits_by_fns(&self, text: &str, clause: &ClauseRegex) -> (Vec<String>, bool) {
-        let paragraphs = split_text_keep_separator(text, &self.paragraph_separator);
-        if paragraphs.len() > 1 {
-            return (owned(paragraphs), true);
+    /// The sentences of a custom `chunking_tokenizer_fn`: owned strings, so
+    /// what is merged from them is copied (a chunk's window at a time).
+    fn split_owned<'t>(
+        &self,
+        sentences: &[String],
+        level: &Level<'_, '_, 't>,
+        out: &mut Merger<'t>,
+    ) -> Result<()> {
+        let copy = |piece: &str| Cow::Owned(piece.to_string());
+        for sentence in sentences {
+            let token_size = self.tokenizer.count_up_to(sentence, level.chunk_size);
+            if token_size <= level.chunk_size {
+                out.push(Split {
+                    text: Cow::Owned(sentence.clone()),
+                    is_sentence: true,
+                    token_size,
+                })?;
+            } else {
+                self.split(
+                    sentence,
+                    token_size,
+                    level.chunk_size,
+                    level.clause,
+                    level.depth + 1,
+                    &copy,
+                    out,
+                )?;
+            }
         }
-        let sentences = match &self.chunking_tokenizer_fn {
-            Some(f) => f(text),
-            None => owned(split_by_sentence_tokenizer(text)),
-        };
-        if sentences.len() > 1 {
-            return (sentences, true);
+        Ok(())
+    }
+}
+
+/// What one level of the recursive split passes down unchanged.
+struct Level<'a, 's, 't> {
+    chunk_size: usize,
+    clause: &'a ClauseRegex,
+    depth: usize,
+    lift: &'a Lift<'s, 't>,
+}
+
+/// Python's `_merge` as a state machine fed one split at a time: greedy
+/// packing with overlap carried from the end of the previous chunk. It
+/// holds the chunks made so far and the current chunk's splits (at most a
+/// chunk's worth of tokens, each at least one token but for empty ones).
+/// Whitespace-only chunks are dropped and the rest stripped as they close.
+struct Merger<'t> {
+    chunk_size: usize,
+    chunk_overlap: usize,
+    chunks: Vec<String>,
+    cur: VecDeque<Split<'t>>,
+    cur_len: usize,
+    new_chunk: bool,
+}
+
+impl<'t> Merger<'t> {
+    fn new(chunk_size: usize, chunk_overlap: usize) -> Self {
+        Merger {
+            chunk_size,
+            chunk_overlap,
+            chunks: Vec::new(),
+            cur: VecDeque::new(),
+            cur_len: 0,
+            new_chunk: true,
         }
-        let by_clause = match clause {
-            ClauseRegex::None => None,
-            ClauseRegex::Default => Some(split_by_default_chunking_regex(text)),
-            ClauseRegex::Custom(re) => Some(split_by_regex(text, re)),
-        };
-        if let Some(pieces) = by_clause.filter(|p| p.len() > 1) {
-            return (owned(pieces), false);
-        }
-        let words = split_text_keep_separator(text, &self.separator);
-        if words.len() > 1 {
-            return (owned(words), false);
-        }
-        (owned(split_by_char(text)), false)
     }
 
-    /// Python's `_merge`: greedy packing with overlap carried from the end of
-    /// the previous chunk; whitespace-only chunks are dropped and the rest
-    /// stripped.
-    fn merge(&self, splits: &[Split], chunk_size: usize) -> Result<Vec<String>> {
-        let mut chunks: Vec<String> = Vec::new();
-        // indices into `splits`; lengths are read from there
-        let mut cur: VecDeque<usize> = VecDeque::new();
-        let mut cur_len = 0usize;
-        let mut new_chunk = true;
-
-        let join = |idx: &VecDeque<usize>| -> String {
-            idx.iter().map(|&i| splits[i].text.as_str()).collect()
-        };
-        let close_chunk = |cur: &mut VecDeque<usize>,
-                           cur_len: &mut usize,
-                           new_chunk: &mut bool,
-                           chunks: &mut Vec<String>| {
-            chunks.push(join(cur));
-            let last: Vec<usize> = cur.drain(..).collect();
-            *cur_len = 0;
-            *new_chunk = true;
-            for &i in last.iter().rev() {
-                if *cur_len + splits[i].token_size > self.chunk_overlap {
-                    break;
-                }
-                *cur_len += splits[i].token_size;
-                cur.push_front(i);
-            }
-        };
-
-        let mut idx = 0usize;
-        while idx < splits.len() {
-            let split = &splits[idx];
-            if split.token_size > chunk_size {
-                return Err(Error::InvalidInput(
-                    "Single token exceeded chunk size".into(),
-                ));
-            }
-            if cur_len + split.token_size > chunk_size && !new_chunk {
-                close_chunk(&mut cur, &mut cur_len, &mut new_chunk, &mut chunks);
+    /// One turn of Python's loop per chunk the split closes, until it is in.
+    fn push(&mut self, split: Split<'t>) -> Result<()> {
+        if split.token_size > self.chunk_size {
+            return Err(Error::InvalidInput(
+                "Single token exceeded chunk size".into(),
+            ));
+        }
+        loop {
+            if self.cur_len + split.token_size > self.chunk_size && !self.new_chunk {
+                self.close_chunk();
                 continue;
             }
-            if new_chunk && cur_len + split.token_size > chunk_size {
+            if self.new_chunk && self.cur_len + split.token_size > self.chunk_size {
                 // drop overlap until the new split fits
-                while cur_len + split.token_size > chunk_size {
-                    let Some(i) = cur.pop_front() else { break };
-                    cur_len -= splits[i].token_size;
+                while self.cur_len + split.token_size > self.chunk_size {
+                    let Some(first) = self.cur.pop_front() else {
+                        break;
+                    };
+                    self.cur_len -= first.token_size;
                 }
             }
-            if split.is_sentence || cur_len + split.token_size <= chunk_size || new_chunk {
-                cur_len += split.token_size;
-                cur.push_back(idx);
-                idx += 1;
-                new_chunk = false;
-            } else {
-                close_chunk(&mut cur, &mut cur_len, &mut new_chunk, &mut chunks);
+            if split.is_sentence
+                || self.cur_len + split.token_size <= self.chunk_size
+                || self.new_chunk
+            {
+                self.cur_len += split.token_size;
+                self.cur.push_back(split);
+                self.new_chunk = false;
+                return Ok(());
             }
+            self.close_chunk();
         }
-        if !new_chunk {
-            chunks.push(join(&cur));
+    }
+
+    /// Emits the current chunk and keeps, as the next one's start, the
+    /// longest run of its last splits that fits in the overlap.
+    fn close_chunk(&mut self) {
+        self.emit();
+        let mut kept = 0usize;
+        let mut kept_len = 0usize;
+        for split in self.cur.iter().rev() {
+            if kept_len + split.token_size > self.chunk_overlap {
+                break;
+            }
+            kept_len += split.token_size;
+            kept += 1;
         }
-        Ok(chunks
-            .iter()
-            .map(|c| py_strip(c))
-            .filter(|c| !c.is_empty())
-            .map(str::to_string)
-            .collect())
+        let dropped = self.cur.len() - kept;
+        self.cur.drain(..dropped);
+        self.cur_len = kept_len;
+        self.new_chunk = true;
+    }
+
+    /// Joins the current splits into a chunk, stripped, unless it is blank.
+    fn emit(&mut self) {
+        let len = self.cur.iter().map(|s| s.text.len()).sum();
+        let mut joined = String::with_capacity(len);
+        for split in &self.cur {
+            joined.push_str(&split.text);
+        }
+        let stripped = py_strip(&joined);
+        if stripped.len() == joined.len() {
+            self.chunks.push(joined);
+        } else if !stripped.is_empty() {
+            self.chunks.push(stripped.to_string());
+        }
+    }
+
+    /// The chunks, the last one included.
+    fn finish(mut self) -> Vec<String> {
+        if !self.new_chunk {
+            self.emit();
+        }
+        self.chunks
     }
 }
 
@@ -406,10 +555,6 @@ enum ClauseRegex {
     None,
     Default,
     Custom(Regex),
-}
-
-fn owned(v: Vec<&str>) -> Vec<String> {
-    v.into_iter().map(str::to_string).collect()
 }
 
 /// Checks the metadata's share of the chunk size as LlamaIndex does: an

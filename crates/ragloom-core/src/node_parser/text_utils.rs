@@ -1,8 +1,8 @@
 //! The split functions LlamaIndex's text splitters chain (its
 //! `node_parser/text/utils.py`): by separator, by sentence, by regex, by character.
 //!
-//! Each returns slices of its input, so splitting allocates nothing until
-//! chunks are joined.
+//! Each returns slices of its input, and each has an iterator twin that
+//! yields them one at a time, so a splitter holds no list as long as the text.
 
 use super::punkt::PunktSentenceTokenizer;
 use regex::Regex;
@@ -12,42 +12,77 @@ use regex::Regex;
 /// `split_text_keep_separator`). An empty `sep` gives the whole text, where
 /// Python would raise; splitters reject empty separators when configured.
 pub fn split_text_keep_separator<'a>(text: &'a str, sep: &str) -> Vec<&'a str> {
-    if sep.is_empty() {
-        return if text.is_empty() { vec![] } else { vec![text] };
-    }
-    let mut out = Vec::new();
-    let mut start = 0usize;
-    let mut first = true;
-    for (pos, _) in text.match_indices(sep) {
-        push_part(&mut out, text, start, pos, first, sep.len());
-        first = false;
-        start = pos + sep.len();
-    }
-    push_part(&mut out, text, start, text.len(), first, sep.len());
-    out
+    keep_separator_pieces(text, sep).collect()
 }
 
-/// Pushes `sep + text[start..end]` (the separator precedes the part in the
-/// text, so it is one slice), skipping an empty first part.
-fn push_part<'a>(
-    out: &mut Vec<&'a str>,
+/// [`split_text_keep_separator`]'s parts one at a time: a splitter walks
+/// them without holding a list as long as the text.
+pub fn keep_separator_pieces<'a, 'b>(text: &'a str, sep: &'b str) -> KeepSeparatorPieces<'a, 'b> {
+    KeepSeparatorPieces {
+        text,
+        matches: (!sep.is_empty()).then(|| text.match_indices(sep)),
+        sep_len: sep.len(),
+        start: 0,
+        first: true,
+        done: false,
+    }
+}
+
+/// The iterator of [`keep_separator_pieces`].
+#[derive(Debug)]
+pub struct KeepSeparatorPieces<'a, 'b> {
     text: &'a str,
-    start: usize,
-    end: usize,
-    first: bool,
+    /// `None` for an empty separator, which yields the text whole.
+    matches: Option<std::str::MatchIndices<'a, &'b str>>,
     sep_len: usize,
-) {
-    let from = if first { start } else { start - sep_len };
-    if from < end {
-        out.push(&text[from..end]);
+    /// Where the part after the last match starts.
+    start: usize,
+    first: bool,
+    done: bool,
+}
+
+impl<'a> Iterator for KeepSeparatorPieces<'a, '_> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        while !self.done {
+            let Some(matches) = self.matches.as_mut() else {
+                self.done = true;
+                return (!self.text.is_empty()).then_some(self.text);
+            };
+            let end = match matches.next() {
+                Some((pos, _)) => pos,
+                None => {
+                    self.done = true;
+                    self.text.len()
+                }
+            };
+            // the separator precedes the part in the text, so the two are
+            // one slice
+            let from = if self.first {
+                self.start
+            } else {
+                self.start - self.sep_len
+            };
+            self.first = false;
+            self.start = end + self.sep_len;
+            if from < end {
+                return Some(&self.text[from..end]);
+            }
+        }
+        None
     }
 }
 
 /// Every character of `text` as its own split (LlamaIndex `split_by_char`).
 pub fn split_by_char(text: &str) -> Vec<&str> {
+    char_pieces(text).collect()
+}
+
+/// [`split_by_char`]'s characters one at a time, as slices of `text`.
+pub fn char_pieces(text: &str) -> impl Iterator<Item = &str> {
     text.char_indices()
-        .map(|(i, c)| &text[i..i + c.len_utf8()])
-        .collect()
+        .map(move |(i, c)| &text[i..i + c.len_utf8()])
 }
 
 /// The matches of `regex` in `text`, as Python's `re.findall` of a pattern
@@ -59,26 +94,26 @@ pub fn split_by_regex<'a>(text: &'a str, regex: &Regex) -> Vec<&'a str> {
 /// LlamaIndex's default `CHUNKING_REGEX`, `[^,.;。？！]+[,.;。？！]?|[,.;。？！]`,
 /// matched by hand: clause runs that keep their closing mark.
 pub fn split_by_default_chunking_regex(text: &str) -> Vec<&str> {
+    default_chunking_pieces(text).collect()
+}
+
+/// [`split_by_default_chunking_regex`]'s clauses one at a time.
+pub fn default_chunking_pieces(text: &str) -> impl Iterator<Item = &str> {
     fn is_mark(c: char) -> bool {
         matches!(c, ',' | '.' | ';' | '。' | '？' | '！')
     }
-    let mut out = Vec::new();
     let mut start = 0usize;
-    let mut in_run = false;
-    for (i, c) in text.char_indices() {
-        if is_mark(c) {
-            // a mark closes the current run, or stands alone
-            out.push(&text[start..i + c.len_utf8()]);
-            start = i + c.len_utf8();
-            in_run = false;
-        } else {
-            in_run = true;
-        }
-    }
-    if in_run {
-        out.push(&text[start..]);
-    }
-    out
+    std::iter::from_fn(move || {
+        let rest = text.get(start..).filter(|r| !r.is_empty())?;
+        // a mark closes the current run, or stands alone; a run with no
+        // mark goes to the end of the text
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| is_mark(c))
+            .map_or(rest.len(), |(i, c)| i + c.len_utf8());
+        start += end;
+        Some(&rest[..end])
+    })
 }
 
 /// Sentences as LlamaIndex's `split_by_sentence_tokenizer` cuts them: each
@@ -87,17 +122,24 @@ pub fn split_by_default_chunking_regex(text: &str) -> Vec<&str> {
 /// with the sentence before. Text outside every span (a whitespace-only
 /// text) gives no sentences at all.
 pub fn split_by_sentence_tokenizer(text: &str) -> Vec<&str> {
-    let spans = PunktSentenceTokenizer::new().byte_spans(text);
-    let mut out = Vec::with_capacity(spans.len());
-    for (i, &(start, _)) in spans.iter().enumerate() {
-        let end = spans.get(i + 1).map_or(text.len(), |s| s.0);
-        out.push(if start <= end {
+    sentence_pieces(text).collect()
+}
+
+/// [`split_by_sentence_tokenizer`]'s sentences one at a time, each found
+/// when asked for: Punkt runs ahead by one sentence only.
+pub fn sentence_pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut spans = PunktSentenceTokenizer::new()
+        .byte_span_iter(text)
+        .peekable();
+    std::iter::from_fn(move || {
+        let (start, _) = spans.next()?;
+        let end = spans.peek().map_or(text.len(), |s| s.0);
+        Some(if start <= end {
             text.get(start..end).unwrap_or("")
         } else {
             ""
-        });
-    }
-    out
+        })
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use super::node_utils::parse_nodes_metadata_aware;
 use super::sentence::{effective_chunk_size, id_func_json};
-use super::text_utils::{split_by_char, split_text_keep_separator};
+use super::text_utils::{char_pieces, keep_separator_pieces};
 use super::{DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, IdFunc, NodeParser, TextSplitter};
 use crate::error::{Error, Result};
 use crate::schema::{Node, py_strip};
@@ -173,84 +173,126 @@ impl TokenTextSplitter {
         if text.is_empty() {
             return Ok(vec![String::new()]);
         }
-        let mut splits = Vec::new();
-        let token_size = self.tokenizer.count(text);
-        self.split(text, token_size, chunk_size, &mut splits);
-        Ok(self.merge(&splits, chunk_size))
+        let mut merger = Merger {
+            chunk_size,
+            chunk_overlap: self.chunk_overlap,
+            keep_whitespaces: self.keep_whitespaces,
+            chunks: Vec::new(),
+            cur: VecDeque::new(),
+            cur_len: 0,
+        };
+        let token_size = self.tokenizer.count_up_to(text, chunk_size);
+        self.split(text, token_size, chunk_size, &mut merger);
+        Ok(merger.finish())
     }
 
-    /// Python's `_split`: pieces (separators kept) no larger than the chunk
-    /// size unless indivisible, each with its token count. `token_size` is
-    /// `text`'s count, already known to the caller.
-    fn split<'t>(
-        &self,
-        text: &'t str,
-        token_size: usize,
-        chunk_size: usize,
-        out: &mut Vec<(&'t str, usize)>,
-    ) {
+    /// Python's `_split`, feeding `_merge` as it goes: pieces (separators
+    /// kept) no larger than the chunk size unless indivisible, each with its
+    /// token count. Pieces are walked one at a time, so memory holds the
+    /// chunks and one chunk's window, never a list as long as the text.
+    /// `token_size` is `text`'s count, already known to the caller; counts
+    /// stop past the chunk size, since an oversized piece's is only compared
+    /// with it.
+    fn split<'t>(&self, text: &'t str, token_size: usize, chunk_size: usize, out: &mut Merger<'t>) {
         if token_size <= chunk_size {
-            out.push((text, token_size));
+            out.push(text, token_size);
             return;
         }
-        let mut pieces = Vec::new();
         for sep in std::iter::once(&self.separator).chain(&self.backup_separators) {
-            pieces = split_text_keep_separator(text, sep);
-            if pieces.len() > 1 {
-                break;
+            if has_two(keep_separator_pieces(text, sep)) {
+                return self.split_pieces(keep_separator_pieces(text, sep), chunk_size, out);
             }
         }
-        if pieces.len() <= 1 {
-            pieces = split_by_char(text);
+        if !has_two(text.chars()) {
+            // One character cannot be cut: it is kept whole whatever its
+            // size, counted exactly for the merge's warning.
+            out.push(text, self.tokenizer.count(text));
+            return;
         }
-        let single = pieces.len() == 1;
+        self.split_pieces(char_pieces(text), chunk_size, out);
+    }
+
+    /// One level's pieces: each that fits is merged, each that does not is
+    /// split further (every piece is shorter than its text, so this ends).
+    fn split_pieces<'t>(
+        &self,
+        pieces: impl Iterator<Item = &'t str>,
+        chunk_size: usize,
+        out: &mut Merger<'t>,
+    ) {
         for piece in pieces {
-            let len = self.tokenizer.count(piece);
-            if len <= chunk_size || single {
-                out.push((piece, len));
+            let len = self.tokenizer.count_up_to(piece, chunk_size);
+            if len <= chunk_size {
+                out.push(piece, len);
             } else {
-                // every piece is shorter than `text`, so this terminates
                 self.split(piece, len, chunk_size, out);
             }
         }
     }
+}
 
-    /// Python's `_merge`: when a piece does not fit, the chunk is emitted and
-    /// pieces are dropped from its front until at most `chunk_overlap` tokens
-    /// remain and the new piece fits.
-    fn merge(&self, splits: &[(&str, usize)], chunk_size: usize) -> Vec<String> {
-        let mut chunks = Vec::new();
-        let mut cur: VecDeque<(&str, usize)> = VecDeque::new();
-        let mut cur_len = 0usize;
-        let finish = |cur: &VecDeque<(&str, usize)>, chunks: &mut Vec<String>| {
-            let joined: String = cur.iter().map(|(s, _)| *s).collect();
-            let chunk = if self.keep_whitespaces {
+/// Whether `pieces` yields at least two items (Python's `len(splits) > 1`).
+fn has_two<T>(mut pieces: impl Iterator<Item = T>) -> bool {
+    pieces.next().is_some() && pieces.next().is_some()
+}
+
+/// Python's `_merge` fed one piece at a time: when a piece does not fit,
+/// the chunk is emitted and pieces are dropped from its front until at most
+/// `chunk_overlap` tokens remain and the new piece fits. It holds the
+/// chunks and the current chunk's pieces only.
+struct Merger<'t> {
+    chunk_size: usize,
+    chunk_overlap: usize,
+    keep_whitespaces: bool,
+    chunks: Vec<String>,
+    cur: VecDeque<(&'t str, usize)>,
+    cur_len: usize,
+}
+
+impl<'t> Merger<'t> {
+    fn push(&mut self, piece: &'t str, len: usize) {
+        if len > self.chunk_size {
+            tracing::warn!(
+                "Got a split of size {len}, larger than chunk size {}.",
+                self.chunk_size
+            );
+        }
+        if self.cur_len + len > self.chunk_size {
+            self.emit();
+            while self.cur_len > self.chunk_overlap || self.cur_len + len > self.chunk_size {
+                let Some((_, first_len)) = self.cur.pop_front() else {
+                    break;
+                };
+                self.cur_len -= first_len;
+            }
+        }
+        self.cur.push_back((piece, len));
+        self.cur_len += len;
+    }
+
+    /// Joins the current pieces into a chunk, stripped unless whitespace is
+    /// kept, and keeps it unless it is empty.
+    fn emit(&mut self) {
+        let joined: String = self.cur.iter().map(|(s, _)| *s).collect();
+        let chunk = if self.keep_whitespaces {
+            joined
+        } else {
+            let stripped = py_strip(&joined);
+            if stripped.len() == joined.len() {
                 joined
             } else {
-                py_strip(&joined).to_string()
-            };
-            if !chunk.is_empty() {
-                chunks.push(chunk);
+                stripped.to_string()
             }
         };
-        for &(piece, len) in splits {
-            if len > chunk_size {
-                tracing::warn!("Got a split of size {len}, larger than chunk size {chunk_size}.");
-            }
-            if cur_len + len > chunk_size {
-                finish(&cur, &mut chunks);
-                while cur_len > self.chunk_overlap || cur_len + len > chunk_size {
-                    let Some((_, first_len)) = cur.pop_front() else {
-                        break;
-                    };
-                    cur_len -= first_len;
-                }
-            }
-            cur.push_back((piece, len));
-            cur_len += len;
+        if !chunk.is_empty() {
+            self.chunks.push(chunk);
         }
-        finish(&cur, &mut chunks);
-        chunks
+    }
+
+    /// The chunks, the last one included.
+    fn finish(mut self) -> Vec<String> {
+        self.emit();
+        self.chunks
     }
 }
 
