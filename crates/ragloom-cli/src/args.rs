@@ -168,6 +168,10 @@ pub struct ServeArgs {
     /// connection stays open).
     #[arg(long, default_value_t = 10, value_name = "SECONDS")]
     pub header_timeout: u64,
+    /// Seconds an answer may wait for its client to read it; past that the
+    /// connection closes.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub send_timeout: u64,
     /// Connections open at once; more wait to be accepted.
     #[arg(long, default_value_t = 512, value_name = "N")]
     pub max_connections: usize,

@@ -349,6 +349,7 @@ async fn serve_http(
         // The bound address is an IP address, which the check always lets in.
         allowed_hosts: a.allowed_hosts.clone(),
         header_read_timeout: std::time::Duration::from_secs(a.header_timeout.max(1)),
+        send_timeout: std::time::Duration::from_secs(a.send_timeout.max(1)),
         max_connections: a.max_connections.max(1),
         max_concurrent_requests: a.max_concurrent_requests.max(1),
         max_mcp_sessions: a.max_mcp_sessions.max(1),

@@ -25,6 +25,9 @@ pub struct ServerConfig {
     /// How long a client may take to send a request's headers; also how long
     /// an idle kept-alive connection stays open.
     pub header_read_timeout: Duration,
+    /// How long an answer may wait for its client to read it (a write that
+    /// makes no progress); past that the connection closes.
+    pub send_timeout: Duration,
     /// Connections open at once; more wait to be accepted.
     pub max_connections: usize,
     /// Requests answered at once, per API key when keys are set (else for
@@ -59,6 +62,7 @@ impl Default for ServerConfig {
             max_upload_bytes: 64 * 1024 * 1024,
             request_timeout: Duration::from_secs(120),
             header_read_timeout: Duration::from_secs(10),
+            send_timeout: Duration::from_secs(30),
             max_connections: 512,
             max_concurrent_requests: 128,
             max_concurrent_llm: 4,

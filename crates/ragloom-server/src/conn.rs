@@ -1,7 +1,9 @@
 //! Connections, bounded: so many open at once, headers read within a time
-//! limit (which also closes idle kept-alive connections), graceful shutdown.
+//! limit (which also closes idle kept-alive connections), answers that the
+//! client stops reading cut, and a graceful shutdown with a deadline.
 
 use crate::config::ServerConfig;
+use crate::stall::StallLimit;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -26,6 +28,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let places = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let send_timeout = config.send_timeout.max(Duration::from_millis(1));
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(config.header_read_timeout.max(Duration::from_millis(1)))
@@ -56,7 +59,8 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let service = TowerToHyperService::new(router.clone());
-        let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let io = TokioIo::new(StallLimit::new(stream, send_timeout));
+        let conn = graceful.watch(http.serve_connection(io, service));
         tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "connection ended with an error");
@@ -65,6 +69,17 @@ pub async fn serve(
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    // Answers in flight get a request's time to finish; a client that keeps
+    // its connection open past that does not keep the server running.
+    let limit = config.request_timeout.max(Duration::from_secs(1));
+    if tokio::time::timeout(limit, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "connections still open after {} s: closing them",
+            limit.as_secs()
+        );
+    }
     Ok(())
 }

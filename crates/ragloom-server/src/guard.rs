@@ -139,13 +139,32 @@ fn same_authority(origin: &str, host: &str) -> bool {
 /// Refuses requests to an unknown host (421) and writes from other sites (403).
 pub async fn check(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let policy = &state.browsers;
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let host = hosts
+        .next()
+        .map(|v| v.to_str().unwrap_or("\u{fffd}").to_string());
+    // RFC 9112: one Host, present in HTTP/1.1, and agreeing with an
+    // absolute-form target; anything else is a request to refuse, not guess at.
+    let authority = req
+        .uri()
+        .authority()
+        .map(|a| a.as_str().to_ascii_lowercase());
+    let malformed = if hosts.next().is_some() {
+        Some("a request has one Host header")
+    } else if host.is_none() && req.version() == axum::http::Version::HTTP_11 {
+        Some("an HTTP/1.1 request names its Host")
+    } else if let (Some(h), Some(a)) = (&host, &authority)
+        && !h.eq_ignore_ascii_case(a)
+    {
+        Some("the Host header and the request target name different hosts")
+    } else {
+        None
+    };
+    if let Some(why) = malformed {
+        return ApiError::bad_request(why).param("host").into_response();
+    }
     // HTTP/1.0 clients may omit `Host`; browsers always send it.
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .map(|v| v.to_str().unwrap_or("\u{0}").to_string())
-        .or_else(|| req.uri().authority().map(|a| a.as_str().to_string()));
-    if let Some(host) = host.filter(|h| !policy.host_allowed(h)) {
+    if let Some(host) = host.or(authority).filter(|h| !policy.host_allowed(h)) {
         return ApiError::new(
             StatusCode::MISDIRECTED_REQUEST,
             "invalid_request_error",

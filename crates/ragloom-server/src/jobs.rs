@@ -34,11 +34,25 @@ pub struct JobInfo {
 /// A job as its journal file holds it.
 #[derive(Debug, Deserialize)]
 struct Recorded {
-    id: String,
     kind: String,
     state: String,
     error: Option<String>,
     summary: Option<serde_json::Value>,
+    /// Starts of the job so far (a job that stops the server is not run
+    /// for ever).
+    #[serde(default)]
+    attempts: u32,
+}
+
+/// A job is given up after it was running when the server stopped this often.
+const MAX_ATTEMPTS: u32 = 3;
+
+/// A job as its journal file holds it: what clients see, and its starts.
+#[derive(Serialize)]
+struct Record<'a> {
+    #[serde(flatten)]
+    info: &'a JobInfo,
+    attempts: u32,
 }
 
 fn static_kind(kind: &str) -> &'static str {
@@ -50,16 +64,16 @@ fn static_kind(kind: &str) -> &'static str {
 pub struct Jobs {
     jobs: Mutex<BTreeMap<u64, JobInfo>>,
     ids: Mutex<HashMap<String, u64>>,
-    /// Where each recorded job's file is.
-    journals: Mutex<HashMap<u64, PathBuf>>,
+    /// Where each recorded job's file is, and how often it has started.
+    journals: Mutex<HashMap<u64, (PathBuf, u32)>>,
     writers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     seq: std::sync::atomic::AtomicU64,
 }
 
 /// Writes `info` to `path` whole (a temporary file, synced, then renamed).
-fn record(path: &Path, info: &JobInfo) -> std::io::Result<()> {
+fn record(path: &Path, info: &JobInfo, attempts: u32) -> std::io::Result<()> {
     use std::io::Write;
-    let bytes = serde_json::to_vec(info).map_err(std::io::Error::other)?;
+    let bytes = serde_json::to_vec(&Record { info, attempts }).map_err(std::io::Error::other)?;
     let tmp = path.with_extension("tmp");
     let mut f = std::fs::File::create(&tmp)?;
     f.write_all(&bytes)?;
@@ -91,7 +105,7 @@ impl Jobs {
         F: Future<Output = Result<serde_json::Value, String>> + Send + 'static,
     {
         let id = uuid::Uuid::new_v4().to_string();
-        self.start(id.clone(), index, kind, journal, work, done)?;
+        self.start(id.clone(), index, kind, journal.map(|j| (j, 0)), work, done)?;
         Ok(id)
     }
 
@@ -111,13 +125,20 @@ impl Jobs {
         let Ok(entries) = std::fs::read_dir(journal) else {
             return 0;
         };
-        let mut found: Vec<(std::time::SystemTime, PathBuf, Recorded)> = Vec::new();
+        let mut found: Vec<(std::time::SystemTime, PathBuf, String, Recorded)> = Vec::new();
         for e in entries.flatten() {
             let path = e.path();
-            if path.extension().and_then(|x| x.to_str()) != Some("json") {
+            // The id is the file's name, and only a UUID: a record cannot
+            // point its updates anywhere else.
+            let id = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .filter(|s| uuid::Uuid::parse_str(s).is_ok())
+                .map(str::to_string);
+            let Some(id) = id.filter(|_| path.extension().is_some_and(|x| x == "json")) else {
                 let _ = std::fs::remove_file(&path);
                 continue;
-            }
+            };
             let parsed = std::fs::read(&path)
                 .ok()
                 .and_then(|b| serde_json::from_slice::<Recorded>(&b).ok());
@@ -130,18 +151,32 @@ impl Jobs {
                 .metadata()
                 .and_then(|m| m.modified())
                 .unwrap_or(std::time::UNIX_EPOCH);
-            found.push((when, path, r));
+            found.push((when, path, id, r));
         }
         found.sort_by_key(|f| f.0);
         let finished = found
             .iter()
-            .filter(|f| matches!(f.2.state.as_str(), "succeeded" | "failed"))
+            .filter(|f| matches!(f.3.state.as_str(), "succeeded" | "failed"))
             .count();
         let mut old = finished.saturating_sub(KEEP);
         let mut rerun = 0;
-        for (_, path, r) in found {
+        for (_, path, id, r) in found {
             let kind = static_kind(&r.kind);
-            match r.state.as_str() {
+            let given_up =
+                !matches!(r.state.as_str(), "succeeded" | "failed") && r.attempts >= MAX_ATTEMPTS;
+            let (state, error) = if given_up {
+                tracing::warn!(job = %id, "a job the server stopped during {MAX_ATTEMPTS} times is given up");
+                (
+                    "failed".to_string(),
+                    Some(format!(
+                        "the server stopped while running this job {} times: given up",
+                        r.attempts
+                    )),
+                )
+            } else {
+                (r.state, r.error)
+            };
+            match state.as_str() {
                 "succeeded" | "failed" if old > 0 => {
                     old -= 1;
                     let _ = std::fs::remove_file(&path);
@@ -149,27 +184,36 @@ impl Jobs {
                 "succeeded" | "failed" => {
                     let seq = self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let info = JobInfo {
-                        id: r.id.clone(),
+                        id: id.clone(),
                         kind,
                         index: index.to_string(),
-                        state: if r.state == "failed" {
+                        state: if state == "failed" {
                             "failed"
                         } else {
                             "succeeded"
                         },
-                        error: r.error,
+                        error,
                         summary: r.summary,
                     };
+                    if given_up {
+                        let _ = record(&path, &info, r.attempts);
+                    }
                     lock(&self.jobs).insert(seq, info);
-                    lock(&self.ids).insert(r.id, seq);
-                    lock(&self.journals).insert(seq, path);
+                    lock(&self.ids).insert(id, seq);
+                    lock(&self.journals).insert(seq, (path, r.attempts));
                 }
                 _ => {
                     rerun += 1;
-                    tracing::info!(job = %r.id, "running again a job the last server did not finish");
-                    if let Err(e) =
-                        self.start(r.id, index, kind, Some(journal), work(kind), done.clone())
-                    {
+                    tracing::info!(job = %id, "running again a job the last server did not finish");
+                    let started = self.start(
+                        id,
+                        index,
+                        kind,
+                        Some((journal, r.attempts)),
+                        work(kind),
+                        done.clone(),
+                    );
+                    if let Err(e) = started {
                         tracing::error!(error = %e, "a recovered job could not be recorded");
                     }
                 }
@@ -183,7 +227,7 @@ impl Jobs {
         id: String,
         index: &str,
         kind: &'static str,
-        journal: Option<&Path>,
+        journal: Option<(&Path, u32)>,
         work: F,
         done: impl FnOnce(bool) + Send + 'static,
     ) -> std::io::Result<()>
@@ -199,11 +243,11 @@ impl Jobs {
             summary: None,
         };
         let path = match journal {
-            Some(dir) => {
+            Some((dir, attempts)) => {
                 std::fs::create_dir_all(dir)?;
                 let path = dir.join(format!("{id}.json"));
-                record(&path, &info)?;
-                Some(path)
+                record(&path, &info, attempts)?;
+                Some((path, attempts))
             }
             None => None,
         };
@@ -254,9 +298,17 @@ impl Jobs {
             f(j);
             j.clone()
         };
-        let path = lock(&self.journals).get(&seq).cloned();
-        if let Some(path) = path
-            && let Err(e) = record(&path, &snapshot)
+        let entry = {
+            let mut journals = lock(&self.journals);
+            journals.get_mut(&seq).map(|(path, attempts)| {
+                if snapshot.state == "running" {
+                    *attempts += 1;
+                }
+                (path.clone(), *attempts)
+            })
+        };
+        if let Some((path, attempts)) = entry
+            && let Err(e) = record(&path, &snapshot, attempts)
         {
             tracing::warn!(job = %snapshot.id, error = %e, "the job's record could not be updated");
         }
@@ -273,7 +325,7 @@ impl Jobs {
             };
             if let Some(j) = jobs.remove(&old) {
                 lock(&self.ids).remove(&j.id);
-                if let Some(p) = lock(&self.journals).remove(&old) {
+                if let Some((p, _)) = lock(&self.journals).remove(&old) {
                     let _ = std::fs::remove_file(p);
                 }
             }
@@ -390,5 +442,43 @@ mod tests {
         let again = restarted.get(&stuck).unwrap();
         assert_eq!(again.state, "succeeded");
         assert_eq!(again.summary, Some(serde_json::json!({"again": true})));
+    }
+
+    #[tokio::test]
+    async fn records_name_their_own_file_and_a_job_that_keeps_stopping_the_server_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join(".jobs");
+        std::fs::create_dir_all(&journal).unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::write(
+            journal.join("evil.json"),
+            format!(
+                r#"{{"id":"{}","kind":"ingest","state":"queued"}}"#,
+                outside.display()
+            ),
+        )
+        .unwrap();
+        let crashing = uuid::Uuid::new_v4().to_string();
+        std::fs::write(
+            journal.join(format!("{crashing}.json")),
+            r#"{"kind":"ingest","state":"running","attempts":3}"#,
+        )
+        .unwrap();
+        let jobs = Arc::new(Jobs::default());
+        let rerun = jobs.recover(
+            "docs",
+            &journal,
+            |_| async { Ok(serde_json::json!({})) },
+            |_| {},
+        );
+        assert_eq!(rerun, 0);
+        assert!(
+            !journal.join("evil.json").exists(),
+            "a record not named by a UUID goes"
+        );
+        assert!(!outside.with_extension("json").exists());
+        let given_up = jobs.get(&crashing).unwrap();
+        assert_eq!(given_up.state, "failed");
+        assert!(given_up.error.unwrap().contains("3 times"));
     }
 }

@@ -33,6 +33,7 @@ mod openapi;
 pub mod passage;
 mod rest;
 mod server;
+mod stall;
 mod state;
 mod upload;
 mod web;

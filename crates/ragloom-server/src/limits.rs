@@ -15,7 +15,8 @@ use std::task::{Context, Poll};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Requests answered at once: a pool per API key when there are keys (one
-/// client cannot starve the others), else one pool for everyone.
+/// client cannot starve the others), and one for requests without a key
+/// (everyone, when there are no keys).
 #[derive(Debug)]
 pub struct RequestLimit {
     pools: Vec<Arc<Semaphore>>,
@@ -24,21 +25,24 @@ pub struct RequestLimit {
 impl RequestLimit {
     pub fn new(max: usize, keys: usize) -> Self {
         Self {
-            pools: (0..keys.max(1))
+            pools: (0..=keys)
                 .map(|_| Arc::new(Semaphore::new(max.max(1))))
                 .collect(),
         }
     }
 
     fn try_enter(&self, key: Option<usize>) -> Option<OwnedSemaphorePermit> {
-        let pool = self.pools.get(key.unwrap_or(0))?;
+        let last = self.pools.len().saturating_sub(1);
+        let pool = self.pools.get(key.unwrap_or(last))?;
         pool.clone().try_acquire_owned().ok()
     }
 }
 
 /// Admits a request within its key's share, and bounds its time: reading
 /// its body is inside `request_timeout`, so a trickled body ends too. The
-/// place is held until the response's body has been sent.
+/// place is held until the response's body has been sent, except for event
+/// streams, which live as long as their client listens and are bounded by
+/// what feeds them (the LLM gate, the MCP session cap).
 pub async fn admit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let key = req.extensions().get::<KeyIndex>().map(|k| k.0);
     let Some(permit) = state.requests.try_enter(key) else {
@@ -47,6 +51,7 @@ pub async fn admit(State(state): State<Arc<AppState>>, req: Request, next: Next)
     };
     let limit = state.config.request_timeout;
     match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(response) if is_event_stream(&response) => response,
         Ok(response) => response.map(|body| {
             Body::new(Held {
                 body,
@@ -74,6 +79,14 @@ pub async fn uri_length(req: Request, next: Next) -> Response {
         .into_response();
     }
     next.run(req).await
+}
+
+fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 /// A response body that holds its request's place until it is dropped.

@@ -205,8 +205,7 @@ pub async fn upload(
     };
     let dir = uploads.dir().to_path_buf();
     let _place = state.uploads.enter()?;
-    // A declared length larger than the minute's budget is refused before
-    // any byte is read; the rest is drawn as it arrives.
+    // Bytes are drawn from the minute's budget as they arrive.
     let files = crate::upload::receive(&mut multipart, &dir, &state.uploads).await?;
     if files.is_empty() {
         return Err(ApiError::bad_request(
@@ -218,7 +217,16 @@ pub async fn upload(
     for f in files {
         names.push(f.keep(&dir).await?);
     }
-    let job_id = ingest_job(&state, index.name(), "ingest", uploads)?;
+    // Files no job will ingest are not left behind for a later one.
+    let job_id = match ingest_job(&state, index.name(), "ingest", uploads) {
+        Ok(id) => id,
+        Err(e) => {
+            for name in &names {
+                let _ = tokio::fs::remove_file(dir.join(name)).await;
+            }
+            return Err(e);
+        }
+    };
     Ok((
         StatusCode::ACCEPTED,
         Json(Accepted {

@@ -636,3 +636,80 @@ async fn every_error_is_in_the_envelope() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_client_that_reads_nothing_loses_its_connection() {
+    let s = start(ServerConfig {
+        max_connections: 1,
+        send_timeout: Duration::from_millis(500),
+        ..ServerConfig::default()
+    })
+    .await;
+    // Pipelined requests whose answers are never read fill the socket.
+    let mut greedy = TcpStream::connect(&s.addr).await.unwrap();
+    let one = b"GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    let many: Vec<u8> = one.iter().copied().cycle().take(one.len() * 2000).collect();
+    let _ = tokio::time::timeout(Duration::from_secs(2), greedy.write_all(&many)).await;
+    let started = Instant::now();
+    let answer = raw(
+        &s.addr,
+        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "the only place stayed taken: {answer:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    drop(greedy);
+}
+
+#[tokio::test]
+async fn event_streams_do_not_hold_request_places() {
+    let s = start(ServerConfig {
+        max_concurrent_requests: 2,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut streams = Vec::new();
+    for _ in 0..4 {
+        let (_, id) = mcp_initialize(&s).await;
+        let r = s
+            .client
+            .get(s.url("/mcp"))
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", id.unwrap())
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        streams.push(r);
+    }
+    let r = s.client.get(s.url("/v1/status")).send().await.unwrap();
+    assert_eq!(r.status(), 200, "four open streams took the two places");
+}
+
+#[tokio::test]
+async fn ambiguous_hosts_are_refused() {
+    let s = start(ServerConfig::default()).await;
+    for request in [
+        "GET /v1/status HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+        "GET http://evil.example/v1/status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    ] {
+        let answer = raw(&s.addr, request.as_bytes(), Duration::from_secs(5)).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{request:?}: {answer}");
+        assert!(answer.contains("\"param\":\"host\""), "{answer}");
+    }
+    let answer = raw(
+        &s.addr,
+        b"GET /healthz HTTP/1.0\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200"),
+        "{answer}"
+    );
+}
