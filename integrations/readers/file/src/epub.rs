@@ -2,7 +2,10 @@
 //! manifest order turned into text, as LlamaIndex's `EpubReader` reads it.
 
 use crate::html::html_to_text;
-use crate::util::{read_bytes, read_zip_entry, run_guarded};
+use crate::util::{
+    Nesting, PartParseError, PartReader, Utf8, open_part, part_error, read_bytes, read_zip_entry,
+    run_guarded,
+};
 use async_trait::async_trait;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
@@ -28,7 +31,9 @@ use std::path::Path;
 /// At most [`DEFAULT_MAX_UNZIPPED_BYTES`](crate::DEFAULT_MAX_UNZIPPED_BYTES)
 /// are decompressed from one file (counted as read, not as declared); a file
 /// that unpacks to more is an error naming it, so a decompression bomb in an
-/// ingested folder is one skipped file, not a process out of memory.
+/// ingested folder is one skipped file, not a process out of memory. The
+/// container and package documents are parsed as they inflate (a tag over
+/// 8 MiB is an error naming the file); chapters are read whole.
 #[derive(Debug, Clone)]
 pub struct EpubReader {
     max_unzipped_bytes: u64,
@@ -94,26 +99,56 @@ fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
         })
 }
 
-/// Every start (or empty) tag of `xml` with local name `name`, attributes
-/// read by `f`, in document order.
-fn tags<T>(
-    xml: &str,
+/// Every start (or empty) tag with local name `name` of the part that
+/// `source` inflates, attributes read by `f`, in document order. The part
+/// is parsed as it inflates, one event at a time into one reused buffer.
+fn tags<R: std::io::Read, T>(
+    source: &mut PartReader<R>,
     name: &str,
     mut f: impl FnMut(&BytesStart<'_>) -> Option<T>,
-) -> std::result::Result<Vec<T>, quick_xml::Error> {
-    let mut reader = XmlReader::from_str(xml);
+) -> std::result::Result<Vec<T>, PartParseError> {
+    let mut reader = XmlReader::from_reader(source);
+    let mut buf = Vec::new();
+    let mut nesting = Nesting::default();
     let mut out = Vec::new();
     loop {
-        match reader.read_event()? {
-            Event::Start(e) | Event::Empty(e) if e.local_name().as_ref() == name => {
-                if let Some(v) = f(&e) {
-                    out.push(v);
+        buf.clear();
+        // No text of these parts is read, so none may be long.
+        reader.get_mut().begin_event(false);
+        match reader.read_event_into(&mut buf)? {
+            Event::Start(e) => {
+                nesting.open(e.len()).map_err(PartParseError::Nesting)?;
+                if e.local_name().as_ref() == name {
+                    out.extend(f(&e));
                 }
             }
+            Event::Empty(e) if e.local_name().as_ref() == name => out.extend(f(&e)),
+            Event::End(_) => nesting.close(),
             Event::Eof => return Ok(out),
             _ => {}
         }
     }
+}
+
+/// [`tags`] of the entry `part`, `Ok(None)` when the archive has none; the
+/// bytes it inflates are taken from `budget`.
+fn part_tags<T>(
+    path: &Path,
+    zip: &mut Zip<'_>,
+    part: &str,
+    budget: &mut u64,
+    name: &str,
+    f: impl FnMut(&BytesStart<'_>) -> Option<T>,
+) -> Result<Option<Vec<T>>> {
+    // Lossy: ebooklib decodes these parts so, a stray byte is replaced.
+    let Some(mut reader) = open_part(path, zip, part, *budget, Utf8::Lossy)? else {
+        return Ok(None);
+    };
+    let parsed = tags(&mut reader, name, f);
+    *budget = budget.saturating_sub(reader.inflated());
+    parsed
+        .map(Some)
+        .map_err(|e| part_error(path, part, reader.fault(), e))
 }
 
 /// `%XX` escapes of an href decoded.
@@ -161,37 +196,40 @@ pub(crate) fn epub_text(path: &Path, bytes: &[u8], max_unzipped_bytes: u64) -> R
     let budget = &mut budget;
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|e| Error::corrupt(path, format!("not an EPUB (ZIP) archive: {e}")))?;
-    let bad_xml = |what: &str, e: quick_xml::Error| {
-        Error::corrupt(path, format!("{what} is not well-formed XML: {e}"))
-    };
-    let container = read_entry(path, &mut zip, "META-INF/container.xml", budget)?
-        .ok_or_else(|| Error::corrupt(path, "not an EPUB: META-INF/container.xml is missing"))?;
-    let opf_path = tags(&container, "rootfile", |e| attr(e, "full-path"))
-        .map_err(|e| bad_xml("META-INF/container.xml", e))?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::corrupt(path, "META-INF/container.xml names no package document"))?;
-    let opf = read_entry(path, &mut zip, &opf_path, budget)?.ok_or_else(|| {
-        Error::corrupt(path, format!("the package document {opf_path} is missing"))
-    })?;
+    let opf_path = part_tags(
+        path,
+        &mut zip,
+        "META-INF/container.xml",
+        budget,
+        "rootfile",
+        |e| attr(e, "full-path"),
+    )?
+    .ok_or_else(|| Error::corrupt(path, "not an EPUB: META-INF/container.xml is missing"))?
+    .into_iter()
+    .next()
+    .ok_or_else(|| Error::corrupt(path, "META-INF/container.xml names no package document"))?;
     let base_dir = opf_path.rsplit_once('/').map_or("", |(dir, _)| dir);
-    let documents: Vec<String> = tags(&opf, "item", |e| {
+    let documents: Vec<String> = part_tags(path, &mut zip, &opf_path, budget, "item", |e| {
         let media_type = attr(e, "media-type")?;
         (media_type == "application/xhtml+xml")
             .then(|| attr(e, "href"))
             .flatten()
-    })
-    .map_err(|e| bad_xml(&opf_path, e))?
+    })?
+    .ok_or_else(|| Error::corrupt(path, format!("the package document {opf_path} is missing")))?
     .into_iter()
     .map(|href| resolve(base_dir, &href))
     .collect();
 
-    if let Some(encryption) = read_entry(path, &mut zip, "META-INF/encryption.xml", budget)? {
-        let encrypted: HashSet<String> = tags(&encryption, "CipherReference", |e| attr(e, "URI"))
-            .map_err(|e| bad_xml("META-INF/encryption.xml", e))?
-            .into_iter()
-            .map(|uri| resolve("", &uri))
-            .collect();
+    if let Some(encrypted) = part_tags(
+        path,
+        &mut zip,
+        "META-INF/encryption.xml",
+        budget,
+        "CipherReference",
+        |e| attr(e, "URI"),
+    )? {
+        let encrypted: HashSet<String> =
+            encrypted.into_iter().map(|uri| resolve("", &uri)).collect();
         if let Some(doc) = documents.iter().find(|d| encrypted.contains(*d)) {
             return Err(Error::corrupt(
                 path,

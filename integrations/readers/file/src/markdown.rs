@@ -108,7 +108,9 @@ impl MarkdownReader {
 
     /// LlamaIndex's `markdown_to_tups`.
     fn markdown_to_tups(&self, markdown: &str) -> Vec<(Option<String>, String)> {
-        let mut current: Vec<String> = Vec::new();
+        // The open section's lines, joined as they come: a line held on its
+        // own costs a `String` (about 56 bytes) however short it is.
+        let mut current = Lines::default();
         let mut in_code_block = false;
         // Open headers by level, in the order they were set (a Python dict).
         let mut headers: Vec<(usize, String)> = Vec::new();
@@ -125,7 +127,7 @@ impl MarkdownReader {
                 in_code_block = !in_code_block;
             }
             if in_code_block {
-                current.push(raw.to_string());
+                current.push(raw);
                 continue;
             }
             let line = py_strip(raw);
@@ -134,21 +136,19 @@ impl MarkdownReader {
             }
             let captures = HEADER.as_ref().and_then(|re| re.captures(line));
             let Some(caps) = captures else {
-                current.push(line.to_string());
+                current.push(line);
                 continue;
             };
             let level = caps.get(1).map_or(0, |m| m.as_str().len());
             let text = caps.get(2).map_or("", |m| m.as_str()).to_string();
             if !current.is_empty() && headers.is_empty() {
-                sections.push((None, current.join("\n")));
-                current.clear();
+                sections.push((None, current.take()));
             }
             // Python tests the dict value's truth: an empty title does not count.
             let open = headers.iter().any(|(l, h)| *l == level && !h.is_empty());
             if open {
-                sections.push((Some(title(&headers)), current.join("\n")));
+                sections.push((Some(title(&headers)), current.take()));
                 headers.retain(|(l, _)| *l < level);
-                current.clear();
             }
             match headers.iter_mut().find(|(l, _)| *l == level) {
                 Some(slot) => slot.1 = text,
@@ -156,7 +156,7 @@ impl MarkdownReader {
             }
         }
         if !current.is_empty() || !headers.is_empty() {
-            sections.push((Some(title(&headers)), current.join("\n")));
+            sections.push((Some(title(&headers)), current.take()));
         }
         sections
             .into_iter()
@@ -172,6 +172,35 @@ impl MarkdownReader {
                 (key, value)
             })
             .collect()
+    }
+}
+
+/// Lines joined with `"\n"` as they are pushed (Python's list of lines and
+/// its `"\n".join`), without a `String` per line.
+#[derive(Debug, Default)]
+struct Lines {
+    text: String,
+    count: usize,
+}
+
+impl Lines {
+    fn push(&mut self, line: &str) {
+        if self.count > 0 {
+            self.text.push('\n');
+        }
+        self.text.push_str(line);
+        self.count += 1;
+    }
+
+    /// Whether no line was pushed (an empty line counts as one).
+    fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The joined lines; the list is empty again.
+    fn take(&mut self) -> String {
+        self.count = 0;
+        std::mem::take(&mut self.text)
     }
 }
 

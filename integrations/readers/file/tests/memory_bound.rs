@@ -1,0 +1,300 @@
+//! Peak memory of the archive readers on hostile parts (issue 40): a small
+//! DOCX or EPUB whose XML inflates to a hundred megabytes holding little
+//! text. Each case runs in a child process and must peak at 10x the text it
+//! extracts plus 100 MB.
+
+#![allow(clippy::unwrap_used)]
+
+use ragloom_core::Metadata;
+use ragloom_core::readers::FileReader;
+use ragloom_readers_file::{
+    DocxReader, EpubReader, HTMLReader, JSONReader, MarkdownReader, PandasCSVReader,
+};
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+use zip::write::SimpleFileOptions;
+
+/// Names the case the child runs and the file it reads: `case:path`. The
+/// child is this test binary run again; it reports its own `VmHWM`, the
+/// kernel's record of its peak resident memory, so tests running beside it
+/// do not disturb it.
+const CASE_VAR: &str = "RAGLOOM_READER_MEMORY_BOUND_CASE";
+/// Bytes the hostile part inflates to: far above the bound's fixed part,
+/// small enough for a debug build to deflate and parse in seconds.
+const PART_LEN: usize = 150 << 20;
+/// For parts of one event every few bytes, which a debug build parses at
+/// about a microsecond an event: still over the bound when held whole with
+/// the two line breaks per paragraph that docx2txt collects.
+const EVENTS_PART_LEN: usize = 80 << 20;
+/// The bound's fixed part: binary, allocator, thread stacks.
+const FIXED: u64 = 100 << 20;
+/// The bound's part per byte of text.
+const PER_BYTE: u64 = 10;
+
+const W_NS: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
+
+/// The hostile parts, by case: the part's opening, a unit repeated to
+/// [`PART_LEN`], and its closing.
+fn part(case: &str) -> (String, &'static str, String) {
+    let doc = |body: &str| format!("<w:document xmlns:w=\"{W_NS}\"><w:body>{body}");
+    let end = "</w:body></w:document>".to_string();
+    match case {
+        // Whitespace between elements: text that is never extracted.
+        "docx_spaces" => (doc("<w:p><w:r><w:t>x</w:t></w:r></w:p>"), " ", end),
+        // Empty paragraphs: two line breaks each, all stripped.
+        "docx_empty_paragraphs" => (doc("<w:p><w:r><w:t>x</w:t></w:r></w:p>"), "<w:p/>", end),
+        // One attribute of the whole part's length.
+        "docx_attribute" => (doc("<w:p w:rsidR=\""), "a", format!("\"/>{end}")),
+        // A text run of spaces, stripped from the end of the text.
+        "docx_text_spaces" => (
+            doc("<w:p><w:r><w:t>x</w:t><w:t>"),
+            " ",
+            format!("</w:t></w:r></w:p>{end}"),
+        ),
+        // The package document, padded.
+        "epub_opf_spaces" => (
+            r#"<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf"><manifest><item id="a" href="a.xhtml" media-type="application/xhtml+xml"/>"#.into(),
+            " ",
+            "</manifest></package>".into(),
+        ),
+        // A chapter of markup and no text, which the HTML renderer parses whole.
+        "epub_chapter_elements" => (
+            "<html><body><p>x</p>".into(),
+            "<b></b>",
+            "</body></html>".into(),
+        ),
+        _ => panic!("no case {case:?}"),
+    }
+}
+
+/// Plain files, by case: the file's extension, its opening, a unit
+/// repeated to [`PLAIN_LEN`], and its closing.
+fn plain(case: &str) -> Option<(&'static str, &'static str, &'static str, &'static str)> {
+    Some(match case {
+        // Short lines: a `String` each before they were joined as read.
+        "markdown_lines" => ("md", "", "a\n", ""),
+        // Markup and no text: an html5ever DOM node per element.
+        "html_elements" => ("html", "<html><body><p>x</p>", "<b></b>", "</body></html>"),
+        // A `serde_json::Value` per element, and a `String` per line of text.
+        "json_zeros" => ("json", "[0", ",0", "]"),
+        "json_empty_arrays" => ("json", "[[]", ",[]", "]"),
+        // A `String` per field.
+        "csv_empty_fields" => ("csv", "a,b\n", ",\n", ""),
+        _ => return None,
+    })
+}
+
+/// Bytes of a plain file: its readers parse it whole, so the bound is met
+/// only if each byte costs less than ten bytes of text plus a share of 100 MB.
+const PLAIN_LEN: usize = 8 << 20;
+
+/// Writes the case's archive to `path`, the hostile part deflated as it is
+/// written so that the parent never holds it either.
+fn write_archive(case: &str, path: &Path) {
+    if let Some((_, open, unit, close)) = plain(case) {
+        let mut body = String::with_capacity(PLAIN_LEN + 64);
+        body.push_str(open);
+        body.push_str(&unit.repeat(PLAIN_LEN / unit.len()));
+        body.push_str(close);
+        std::fs::write(path, body).unwrap();
+        return;
+    }
+    let file = std::fs::File::create(path).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    let options = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    let (open, unit, close) = part(case);
+    let hostile = if case.starts_with("docx") {
+        "word/document.xml"
+    } else {
+        if case == "epub_chapter_elements" {
+            zip.start_file("OEBPS/content.opf", options).unwrap();
+            zip.write_all(part("epub_opf_spaces").0.as_bytes()).unwrap();
+            zip.write_all(b"</manifest></package>").unwrap();
+        }
+        zip.start_file("META-INF/container.xml", options).unwrap();
+        zip.write_all(br#"<?xml version="1.0"?><container xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>"#).unwrap();
+        if case == "epub_opf_spaces" {
+            zip.start_file("OEBPS/a.xhtml", options).unwrap();
+            zip.write_all(b"<html><body><p>x</p></body></html>")
+                .unwrap();
+            "OEBPS/content.opf"
+        } else {
+            "OEBPS/a.xhtml"
+        }
+    };
+    zip.start_file(hostile, options).unwrap();
+    zip.write_all(open.as_bytes()).unwrap();
+    let chunk = unit.repeat((1 << 20) / unit.len());
+    let len = if unit.len() > 1 {
+        EVENTS_PART_LEN
+    } else {
+        PART_LEN
+    };
+    let mut written = 0;
+    while written < len {
+        zip.write_all(chunk.as_bytes()).unwrap();
+        written += chunk.len();
+    }
+    zip.write_all(close.as_bytes()).unwrap();
+    zip.finish().unwrap();
+}
+
+/// This process's peak resident memory in bytes (`VmHWM`, Linux).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The child's side: reads one archive and prints its peak and the length
+/// of the text it extracted (0 for an error). It does nothing in a normal
+/// run, where the variable is unset.
+#[tokio::test]
+async fn memory_bound_child() {
+    let Ok(case) = std::env::var(CASE_VAR) else {
+        return;
+    };
+    let Some((name, path)) = case.split_once(':') else {
+        panic!("bad case {case:?}");
+    };
+    let reader: Box<dyn FileReader> = match plain(name).map(|p| p.0) {
+        Some("md") => Box::new(MarkdownReader::new()),
+        Some("html") => Box::new(HTMLReader::new()),
+        Some("json") => Box::new(JSONReader::new()),
+        Some(_) => Box::new(PandasCSVReader::new()),
+        None if name.starts_with("docx") => Box::new(DocxReader::new()),
+        None => Box::new(EpubReader::new()),
+    };
+    let start = std::time::Instant::now();
+    let read = reader.load_file(Path::new(path), Metadata::new()).await;
+    let secs = start.elapsed().as_secs_f64();
+    let peak = peak_rss().unwrap_or(u64::MAX);
+    let (text, outcome) = match &read {
+        Ok(docs) => (
+            docs.iter().map(|d| d.text.len()).sum::<usize>(),
+            "ok".into(),
+        ),
+        Err(e) => (0, e.to_string()),
+    };
+    println!("MEMORY_BOUND peak={peak} text={text} secs={secs:.2} outcome={outcome}");
+}
+
+/// Runs one case in a child and returns its peak, its text's length and
+/// its report.
+fn child_run(case: &str) -> (u64, u64, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let ext = if case.starts_with("docx") {
+        "docx"
+    } else {
+        "epub"
+    };
+    let path = dir.path().join(format!("{case}.{ext}"));
+    write_archive(case, &path);
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("no test binary: {e}"));
+    let out = Command::new(exe)
+        .args([
+            "--exact",
+            "memory_bound_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CASE_VAR, format!("{case}:{}", path.display()))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the child: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        // the harness's "test ... " may precede it on the line
+        .find_map(|l| l.find("MEMORY_BOUND ").map(|at| &l[at..]))
+        .unwrap_or_else(|| {
+            panic!(
+                "{case}: child failed ({}):\n{stdout}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+        .to_string();
+    let field = |key: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(u64::MAX)
+    };
+    (field("peak="), field("text="), line)
+}
+
+/// Every case within the bound; failures are collected so one run shows
+/// every case over it.
+fn check(cases: &[&str]) {
+    let mut over = Vec::new();
+    for case in cases {
+        let (peak, text, line) = child_run(case);
+        let bound = PER_BYTE.saturating_mul(text).saturating_add(FIXED);
+        eprintln!("{case}: {:.1} MB peak ({line})", peak as f64 / 1e6);
+        if peak > bound {
+            over.push(format!(
+                "{case}: {:.1} MB > {:.1} MB",
+                peak as f64 / 1e6,
+                bound as f64 / 1e6
+            ));
+        }
+    }
+    assert!(over.is_empty(), "over the bound: {over:#?}");
+}
+
+// One test per case, so that the harness runs them side by side.
+
+#[test]
+fn docx_spaces_memory_is_bounded_by_its_text() {
+    check(&["docx_spaces"]);
+}
+
+#[test]
+fn docx_empty_paragraphs_memory_is_bounded_by_its_text() {
+    check(&["docx_empty_paragraphs"]);
+}
+
+#[test]
+fn docx_attribute_memory_is_bounded_by_its_text() {
+    check(&["docx_attribute"]);
+}
+
+#[test]
+fn docx_text_spaces_memory_is_bounded_by_its_text() {
+    check(&["docx_text_spaces"]);
+}
+
+#[test]
+fn epub_package_memory_is_bounded_by_its_text() {
+    check(&["epub_opf_spaces"]);
+}
+
+/// A chapter is inflated whole and parsed into html5ever's DOM, a node per
+/// element however little text it holds (docs/reliability.md). Run with
+/// `--ignored` to see the figure.
+#[test]
+#[ignore = "EPUB chapters are parsed whole into a DOM: over the bound on element-dense chapters"]
+fn epub_chapter_memory_is_bounded_by_its_text() {
+    check(&["epub_chapter_elements"]);
+}
+
+#[test]
+fn markdown_memory_is_bounded_by_its_text() {
+    check(&["markdown_lines"]);
+}
+
+/// The readers that build a whole tree of their input before its text:
+/// html5ever's DOM, `serde_json::Value`, a `Vec<String>` per CSV row (see
+/// docs/reliability.md). Run with `--ignored` to see the figures.
+#[test]
+#[ignore = "parsed whole into a tree: over the bound on markup-dense inputs"]
+fn tree_readers_memory_is_bounded_by_their_text() {
+    check(&[
+        "html_elements",
+        "json_zeros",
+        "json_empty_arrays",
+        "csv_empty_fields",
+    ]);
+}
