@@ -1,10 +1,9 @@
 //! `EpubReader`: an EPUB book as one document, its XHTML documents in
 //! manifest order turned into text, as LlamaIndex's `EpubReader` reads it.
 
-use crate::html::html_to_text;
+use crate::html::html_to_text_from;
 use crate::util::{
-    Nesting, PartParseError, PartReader, Utf8, open_part, part_error, read_bytes, read_zip_entry,
-    run_guarded,
+    Nesting, PartParseError, PartReader, Utf8, open_part, part_error, read_bytes, run_guarded,
 };
 use async_trait::async_trait;
 use quick_xml::XmlVersion;
@@ -74,18 +73,6 @@ impl FileReader for EpubReader {
 }
 
 type Zip<'a> = zip::ZipArchive<Cursor<&'a [u8]>>;
-
-fn read_entry(
-    path: &Path,
-    zip: &mut Zip<'_>,
-    name: &str,
-    budget: &mut u64,
-) -> Result<Option<String>> {
-    // Chapters are UTF-8 (ebooklib decodes them so too); a stray byte is
-    // replaced rather than failing the whole book.
-    Ok(read_zip_entry(path, zip, name, budget)?
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
-}
 
 /// The value of attribute `key` (by local name) of an XML start tag.
 fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
@@ -238,14 +225,27 @@ pub(crate) fn epub_text(path: &Path, bytes: &[u8], max_unzipped_bytes: u64) -> R
         }
     }
 
-    let mut texts = Vec::with_capacity(documents.len());
+    let mut text = String::new();
+    let mut first = true;
     for doc in &documents {
         // A manifest item missing from the archive is skipped, not fatal.
-        if let Some(xhtml) = read_entry(path, &mut zip, doc, budget)? {
-            texts.push(html_to_text(&xhtml).1);
+        // Chapters are UTF-8 (ebooklib decodes them so too); a stray byte
+        // is replaced rather than failing the whole book. Each is rendered
+        // as it inflates.
+        let Some(chapter) = open_part(path, &mut zip, doc, *budget, Utf8::Lossy)? else {
+            continue;
+        };
+        let mut chapter = chapter.unbounded_events();
+        let read = html_to_text_from(&mut chapter);
+        *budget = budget.saturating_sub(chapter.inflated());
+        let (_, chapter_text) = read.map_err(|e| part_error(path, doc, chapter.fault(), e))?;
+        if !first {
+            text.push('\n');
         }
+        first = false;
+        text.push_str(&chapter_text);
     }
-    Ok(texts.join("\n"))
+    Ok(text)
 }
 
 #[cfg(test)]

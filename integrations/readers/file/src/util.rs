@@ -93,40 +93,6 @@ pub const DEFAULT_MAX_UNZIPPED_BYTES: u64 = 256 * 1024 * 1024;
 /// file reported as skipped (`PDFReader::with_time_limit`).
 pub const DEFAULT_PDF_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Reads the entry `name` of `zip`, counting what is actually decompressed
-/// (never the size the archive declares) against `budget`, the bytes the
-/// archive may still unpack; `Ok(None)` when there is no such entry.
-pub(crate) fn read_zip_entry<R: std::io::Read + std::io::Seek>(
-    path: &Path,
-    zip: &mut zip::ZipArchive<R>,
-    name: &str,
-    budget: &mut u64,
-) -> Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    let entry = match zip.by_name(name) {
-        Ok(entry) => entry,
-        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-        Err(e) => return Err(Error::corrupt(path, format!("cannot open {name}: {e}"))),
-    };
-    let mut bytes = Vec::new();
-    entry
-        .take(budget.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::corrupt(path, format!("cannot read {name}: {e}")))?;
-    let read = bytes.len() as u64;
-    if read > *budget {
-        return Err(Error::corrupt(
-            path,
-            format!(
-                "{name} decompresses past the reader's limit of unpacked bytes per archive \
-                 (a decompression bomb?); skipped"
-            ),
-        ));
-    }
-    *budget -= read;
-    Ok(Some(bytes))
-}
-
 /// The longest XML event (a tag with its attributes, a comment, a
 /// processing instruction, an entity reference) a streamed archive part may
 /// hold: parts are parsed one event at a time, and the XML parser buffers an
@@ -232,6 +198,13 @@ impl<R: std::io::Read> PartReader<R> {
             event_limit: MAX_XML_EVENT,
             fault: None,
         }
+    }
+
+    /// No limit on events: for a parser that does not buffer them whole
+    /// (the HTML tokenizer hands text out as it goes).
+    pub(crate) fn unbounded_events(mut self) -> Self {
+        self.event_limit = u64::MAX;
+        self
     }
 
     /// Events cut or refused past `limit` bytes instead.

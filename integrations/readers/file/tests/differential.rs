@@ -1,10 +1,12 @@
 //! Markdown, CSV and JSON readers against LlamaIndex on hundreds of small
-//! generated inputs (`data/differential.json`, from `data/gen_differential.py`).
+//! generated inputs (`data/differential.json`, from `data/gen_differential.py`),
+//! and HTMLTagReader on generated pages (`data/html_tags.json`, from
+//! `data/gen_html_tags.py`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use ragloom_core::Metadata;
 use ragloom_core::readers::FileReader;
-use ragloom_readers_file::{CSVReader, JSONReader, MarkdownReader, PandasCSVReader};
+use ragloom_readers_file::{CSVReader, HTMLTagReader, JSONReader, MarkdownReader, PandasCSVReader};
 use serde_json::Value;
 use std::path::Path;
 
@@ -74,5 +76,49 @@ async fn readers_agree_with_llamaindex_on_generated_inputs() {
         failures.len(),
         cases.len(),
         failures.join("\n\n")
+    );
+}
+
+#[tokio::test]
+async fn html_tag_reader_agrees_with_llamaindex_on_generated_pages() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/html_tags.json");
+    let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(cases.len() >= 600);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("page.html");
+    let mut failures = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let reader = HTMLTagReader::new()
+            .tag(case["tag"].as_str().unwrap())
+            .ignore_no_id(case["ignore_no_id"].as_bool().unwrap());
+        std::fs::write(&file, case["input"].as_str().unwrap()).unwrap();
+        let docs = reader.load_file(&file, Metadata::new()).await.unwrap();
+        let got: Value = docs
+            .iter()
+            .map(|d| {
+                Value::from(vec![
+                    Value::from(d.text.clone()),
+                    d.metadata["tag_id"].clone(),
+                ])
+            })
+            .collect();
+        if got != case["output"] {
+            failures.push(format!(
+                "#{i} tag={} ignore_no_id={}\ninput: {:?}\nwant:  {}\ngot:   {got}",
+                case["tag"], case["ignore_no_id"], case["input"], case["output"]
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} pages differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures
+            .iter()
+            .take(8)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
     );
 }
