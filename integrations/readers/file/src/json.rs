@@ -8,6 +8,8 @@ use ragloom_core::{Document, Error, Metadata, Result, float_repr, py_strip};
 use serde_json::Value;
 use std::path::Path;
 
+mod stream;
+
 /// Reads a JSON file (LlamaIndex `JSONReader`): one document per JSON value
 /// (the file's, or each line's with [`is_jsonl`](Self::is_jsonl)), metadata
 /// the file's alone.
@@ -27,6 +29,10 @@ use std::path::Path;
 /// Deviations: integers beyond 64 bits are read as floats and `NaN` /
 /// `Infinity` literals are rejected (Python accepts both). Invalid JSON is an
 /// [`Error::CorruptFile`] naming the file (and the line, for JSON Lines).
+///
+/// The text is written as the JSON is walked, with no tree of it in memory
+/// (the file's text is held whole); an object with duplicate keys is
+/// written as Python's dict holds it, the first position with the last value.
 #[derive(Debug, Clone, Default)]
 pub struct JSONReader {
     levels_back: Option<usize>,
@@ -106,34 +112,50 @@ impl FileReader for JSONReader {
         let this = self.clone();
         run_guarded(path, move |path| {
             let text = read_utf8(path)?;
-            let values = if this.is_jsonl {
-                // Python iterates the lines of a text-mode file, so `\r`
-                // ends a line too; a blank line is an error there as here.
-                let text = text.replace("\r\n", "\n").replace('\r', "\n");
-                let body = text.strip_suffix('\n').unwrap_or(&text);
-                body.split('\n')
-                    .enumerate()
-                    .map(|(i, line)| {
-                        serde_json::from_str(py_strip(line)).map_err(|e| {
+            let document =
+                |text: String| Document::document(text).with_metadata_map(extra_info.clone());
+            if !this.is_jsonl {
+                let text = stream::render(&this, &text)
+                    .map_err(|e| Error::corrupt(path, format!("not valid JSON: {e}")))?;
+                return Ok(vec![document(text)]);
+            }
+            python_lines(&text)
+                .enumerate()
+                .map(|(i, line)| {
+                    stream::render(&this, py_strip(line))
+                        .map(document)
+                        .map_err(|e| {
                             Error::corrupt(path, format!("line {} is not valid JSON: {e}", i + 1))
                         })
-                    })
-                    .collect::<Result<Vec<Value>>>()?
-            } else {
-                vec![
-                    serde_json::from_str(&text)
-                        .map_err(|e| Error::corrupt(path, format!("not valid JSON: {e}")))?,
-                ]
-            };
-            Ok(values
-                .iter()
-                .map(|v| {
-                    Document::document(this.format_value(v)).with_metadata_map(extra_info.clone())
                 })
-                .collect())
+                .collect()
         })
         .await
     }
+}
+
+/// The lines Python iterates in a text-mode file, without their breaks:
+/// `\n`, `\r\n` and `\r` each end one, and a break at the end starts none.
+fn python_lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let current = rest?;
+        match current.find(['\r', '\n']) {
+            Some(i) => {
+                let after = if current[i..].starts_with("\r\n") {
+                    i + 2
+                } else {
+                    i + 1
+                };
+                rest = Some(&current[after..]).filter(|r| !r.is_empty());
+                Some(&current[..i])
+            }
+            None => {
+                rest = None;
+                Some(current)
+            }
+        }
+    })
 }
 
 /// `_depth_first_yield` of llama-index-readers-json.
@@ -312,6 +334,23 @@ mod tests {
             dumps(&json!({"k": [1]}), Some(2), false),
             "{\n  \"k\": [\n    1\n  ]\n}"
         );
+    }
+
+    #[test]
+    fn lines_split_as_python_iterates_a_text_file() {
+        let old = |text: &str| -> Vec<String> {
+            let text = text.replace("\r\n", "\n").replace('\r', "\n");
+            let body = text.strip_suffix('\n').unwrap_or(&text);
+            body.split('\n').map(str::to_string).collect()
+        };
+        let parts = ["a", "\n", "\r", "\r\n", "", "b c"];
+        for n in 0..parts.len().pow(4) {
+            let text: String = (0..4)
+                .map(|i| parts[n / parts.len().pow(i) % parts.len()])
+                .collect();
+            let new: Vec<String> = python_lines(&text).map(str::to_string).collect();
+            assert_eq!(new, old(&text), "{text:?}");
+        }
     }
 
     #[test]

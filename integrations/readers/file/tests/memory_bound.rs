@@ -69,42 +69,97 @@ fn part(case: &str) -> (String, &'static str, String) {
 }
 
 /// Plain files, by case: the file's extension, its opening, a unit
-/// repeated to [`PLAIN_LEN`], and its closing.
-fn plain(case: &str) -> Option<(&'static str, &'static str, &'static str, &'static str)> {
-    Some(match case {
+/// repeated to [`PLAIN_LEN`] (a `#` in it numbered), and its closing.
+fn plain(case: &str) -> Option<(&'static str, String, String, String)> {
+    let s = |open: &str, unit: &str, close: &str| (open.into(), unit.into(), close.into());
+    let (ext, (open, unit, close)): (_, (String, String, String)) = match case {
         // Short lines: a `String` each before they were joined as read.
-        "markdown_lines" => ("md", "", "a\n", ""),
+        "markdown_lines" => ("md", s("", "a\n", "")),
         // Markup and no text: an html5ever DOM node per element when pages
         // were parsed into a tree.
-        "html_elements" => ("html", "<html><body><p>x</p>", "<b></b>", "</body></html>"),
+        "html_elements" => (
+            "html",
+            s("<html><body><p>x</p>", "<b></b>", "</body></html>"),
+        ),
         // Elements never closed: the stack of open elements.
-        "html_unclosed" => ("html", "<body>", "<b>", ""),
+        "html_unclosed" => ("html", s("<body>", "<b>", "")),
         // List items a browser closes: each ends the one before.
-        "html_list_items" => ("html", "<ul>", "<li>x", "</ul>"),
+        "html_list_items" => ("html", s("<ul>", "<li>x", "</ul>")),
         // Character references: a token each.
-        "html_references" => ("html", "<p>", "&amp;", "</p>"),
+        "html_references" => ("html", s("<p>", "&amp;", "</p>")),
         // One comment and one attribute of the whole file: tokens the
         // tokenizer holds whole.
-        "html_comment" => ("html", "<p>x</p><!--", "a", "-->"),
-        "html_attribute" => ("html", "<p title=\"", "a", "\">x</p>"),
+        "html_comment" => ("html", s("<p>x</p><!--", "a", "-->")),
+        "html_attribute" => ("html", s("<p title=\"", "a", "\">x</p>")),
         // The tag nested through other elements: each occurrence reads the
         // text of those inside it, so the page is refused past 64 (Python's
         // text grows with the square of the depth).
-        "htmltag_nested" => ("htmltag", "<body>", "<section><div>x", ""),
+        "htmltag_nested" => ("htmltag", s("<body>", "<section><div>x", "")),
         // Text inside script in a child: read, then dropped.
         "htmltag_scripts" => (
             "htmltag",
-            "<section><div>",
-            "<script>x</script>",
-            "</div></section>",
+            s("<section><div>", "<script>x</script>", "</div></section>"),
         ),
-        // A `serde_json::Value` per element, and a `String` per line of text.
-        "json_zeros" => ("json", "[0", ",0", "]"),
-        "json_empty_arrays" => ("json", "[[]", ",[]", "]"),
         // A `String` per field.
-        "csv_empty_fields" => ("csv", "a,b\n", ",\n", ""),
-        _ => return None,
-    })
+        "csv_empty_fields" => ("csv", s("a,b\n", ",\n", "")),
+        json => ("json", json_plain(json)?),
+    };
+    Some((ext, open, unit, close))
+}
+
+/// The JSON cases: a `serde_json::Value` per element and a `String` per
+/// line of text before the reader rendered as it parsed. The case's name
+/// picks the reader's mode (see [`json_reader`]).
+fn json_plain(case: &str) -> Option<(String, String, String)> {
+    let s = |open: &str, unit: &str, close: &str| Some((open.into(), unit.into(), close.into()));
+    // Nesting one level short of serde_json's recursion limit.
+    let deep = |open: &str, close: &str| (open.repeat(126), close.repeat(126));
+    match case {
+        "json_zeros" => s("[0", ",0", "]"),
+        "json_empty_arrays" | "json_levels_empty_arrays" | "json_collapse_empty_arrays" => {
+            s("[[]", ",[]", "]")
+        }
+        "json_empty_objects" => s("[{}", ",{}", "]"),
+        // Every empty array as deep as the limit allows: no text.
+        "json_deep_arrays" => {
+            let (open, close) = deep("[", "]");
+            Some((
+                format!("[{open}{close}"),
+                format!(",{open}{close}"),
+                "]".into(),
+            ))
+        }
+        // One line per zero, under 126 keys: `a 0` with `levels_back(1)`.
+        "json_levels_deep_keys" => {
+            let (open, close) = deep("{\"a\":", "}");
+            Some((format!("{open}[0"), ",0".into(), format!("]{close}")))
+        }
+        // Duplicate keys: Python keeps the first position and the last value.
+        "json_duplicate_keys" => s("{\"\":0", ",\"\":0", "}"),
+        "json_collapse_duplicate_keys" => s("{\"\":[]", ",\"\":[]", "}"),
+        // Objects with a duplicate key, no text: each object's keys are remembered.
+        "json_levels_duplicate_objects" => s("[{\"\":[],\"\":[]}", ",{\"\":[],\"\":[]}", "]"),
+        // Distinct keys, each remembered while its object is open.
+        "json_levels_distinct_keys" => s("{\"\":[]", ",\"#\":[]", "}"),
+        // One duplicate among arrays: the rest must still stream.
+        "json_duplicate_key_and_arrays" => s("[{\"\":0,\"\":0}", ",[]", "]"),
+        // Six bytes of input per character of a string.
+        "json_escapes" => s("[\"", "\\u0000", "\"]"),
+        _ => None,
+    }
+}
+
+/// The JSON reader a case runs: `json_levels_*` with `levels_back(1)`,
+/// `json_collapse_*` with `levels_back(0)` and `collapse_length(1)` (nothing
+/// collapses, every container is measured), the defaults otherwise.
+fn json_reader(case: &str) -> JSONReader {
+    if case.starts_with("json_levels") {
+        JSONReader::new().levels_back(1)
+    } else if case.starts_with("json_collapse") {
+        JSONReader::new().levels_back(0).collapse_length(1)
+    } else {
+        JSONReader::new()
+    }
 }
 
 /// Bytes of a plain file: its readers parse it whole, so the bound is met
@@ -116,9 +171,19 @@ const PLAIN_LEN: usize = 8 << 20;
 fn write_archive(case: &str, path: &Path) {
     if let Some((_, open, unit, close)) = plain(case) {
         let mut body = String::with_capacity(PLAIN_LEN + 64);
-        body.push_str(open);
-        body.push_str(&unit.repeat(PLAIN_LEN / unit.len()));
-        body.push_str(close);
+        body.push_str(&open);
+        if unit.contains('#') {
+            // Each repetition numbered: distinct keys.
+            for i in 0.. {
+                if body.len() >= PLAIN_LEN {
+                    break;
+                }
+                body.push_str(&unit.replace('#', &i.to_string()));
+            }
+        } else {
+            body.push_str(&unit.repeat(PLAIN_LEN / unit.len()));
+        }
+        body.push_str(&close);
         std::fs::write(path, body).unwrap();
         return;
     }
@@ -189,7 +254,7 @@ async fn memory_bound_child() {
         Some("md") => Box::new(MarkdownReader::new()),
         Some("html") => Box::new(HTMLReader::new()),
         Some("htmltag") => Box::new(HTMLTagReader::new()),
-        Some("json") => Box::new(JSONReader::new()),
+        Some("json") => Box::new(json_reader(name)),
         Some(_) => Box::new(PandasCSVReader::new()),
         None if name.starts_with("docx") => Box::new(DocxReader::new()),
         None => Box::new(EpubReader::new()),
@@ -327,10 +392,39 @@ fn html_tag_memory_is_bounded_by_its_text() {
 }
 
 /// The readers that build a whole tree of their input before its text:
-/// html5ever's DOM, `serde_json::Value`, a `Vec<String>` per CSV row (see
-/// docs/reliability.md). Run with `--ignored` to see the figures.
+/// html5ever's DOM, a `Vec<String>` per CSV row (see docs/reliability.md).
+/// Run with `--ignored` to see the figures.
 #[test]
 #[ignore = "parsed whole into a tree: over the bound on markup-dense inputs"]
 fn tree_readers_memory_is_bounded_by_their_text() {
-    check(&["json_zeros", "json_empty_arrays", "csv_empty_fields"]);
+    check(&["csv_empty_fields"]);
+}
+
+#[test]
+fn json_memory_is_bounded_by_its_text() {
+    check(&["json_zeros", "json_empty_arrays", "json_empty_objects"]);
+}
+
+#[test]
+fn json_nesting_memory_is_bounded_by_its_text() {
+    check(&["json_deep_arrays", "json_levels_deep_keys", "json_escapes"]);
+}
+
+#[test]
+fn json_duplicate_keys_memory_is_bounded_by_its_text() {
+    check(&[
+        "json_duplicate_keys",
+        "json_collapse_duplicate_keys",
+        "json_duplicate_key_and_arrays",
+        "json_levels_duplicate_objects",
+    ]);
+}
+
+#[test]
+fn json_levels_memory_is_bounded_by_its_text() {
+    check(&[
+        "json_levels_empty_arrays",
+        "json_collapse_empty_arrays",
+        "json_levels_distinct_keys",
+    ]);
 }
