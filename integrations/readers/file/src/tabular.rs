@@ -17,6 +17,8 @@ use std::sync::LazyLock;
 /// row, as Python's `csv.reader` yields it). Metadata: `filename`,
 /// `extension`, then the file's metadata. Line endings are read as Python's
 /// text mode reads them (`\r\n` and `\r` become `\n`, inside quotes too).
+/// Rows are joined as they are read: memory is the file, its text and the
+/// longest row.
 #[derive(Debug, Clone)]
 pub struct CSVReader {
     concat_rows: bool,
@@ -47,21 +49,12 @@ impl FileReader for CSVReader {
         let concat = self.concat_rows;
         run_guarded(path, move |path| {
             let text = read_utf8(path)?;
-            let rows: Vec<String> = python_csv_rows(&text)
-                .into_iter()
-                .map(|r| r.join(", "))
-                .collect();
             let mut meta = Metadata::new();
             meta.insert("filename".into(), Value::String(file_name(path)));
             meta.insert("extension".into(), Value::String(suffix(path)));
-            let meta = merged(meta, &extra_info);
-            Ok(if concat {
-                vec![Document::document(rows.join("\n")).with_metadata_map(meta)]
-            } else {
-                rows.into_iter()
-                    .map(|r| Document::document(r).with_metadata_map(meta.clone()))
-                    .collect()
-            })
+            let mut docs = RowDocs::new(concat, "\n", merged(meta, &extra_info));
+            python_csv_rows(&text, |row| docs.push(row));
+            Ok(docs.finish())
         })
         .await
     }
@@ -94,6 +87,10 @@ impl FileReader for CSVReader {
 /// first value too large for any integer type) match. A row with more
 /// fields than the header is an [`Error::CorruptFile`], as pandas' "Error
 /// tokenizing data" is.
+///
+/// The text is read twice: first for each column's type (a few flags per
+/// column), then to spell each row, so memory is the file, its text and
+/// the longest row.
 #[derive(Debug, Clone)]
 pub struct PandasCSVReader {
     concat_rows: bool,
@@ -142,21 +139,73 @@ impl FileReader for PandasCSVReader {
         let this = self.clone();
         run_guarded(path, move |path| {
             let text = read_utf8(path)?;
-            let rows = pandas_rows(path, &text, &this.col_joiner)?;
-            Ok(if this.concat_rows {
-                vec![Document::document(rows.join(&this.row_joiner)).with_metadata_map(extra_info)]
-            } else {
-                rows.into_iter()
-                    .map(|r| Document::document(r).with_metadata_map(extra_info.clone()))
-                    .collect()
-            })
+            let mut docs = RowDocs::new(this.concat_rows, &this.row_joiner, extra_info);
+            pandas_rows(path, &text, &this.col_joiner, |row| docs.push(row))?;
+            Ok(docs.finish())
         })
         .await
     }
 }
 
 // ---------------------------------------------------------------------------
+// Rows as they are read: the readers hold the text, one row's fields in a
+// reused buffer and what they extract, never a `String` per field or row.
+
+/// Gathers the rows a reader makes into its documents: one document of the
+/// rows joined, or a document per row.
+struct RowDocs<'a> {
+    concat: bool,
+    joiner: &'a str,
+    meta: Metadata,
+    text: String,
+    rows: usize,
+    docs: Vec<Document>,
+}
+
+impl<'a> RowDocs<'a> {
+    fn new(concat: bool, joiner: &'a str, meta: Metadata) -> Self {
+        Self {
+            concat,
+            joiner,
+            meta,
+            text: String::new(),
+            rows: 0,
+            docs: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, row: &str) {
+        if !self.concat {
+            self.docs
+                .push(Document::document(row).with_metadata_map(self.meta.clone()));
+            return;
+        }
+        if self.rows > 0 {
+            self.text.push_str(self.joiner);
+        }
+        self.text.push_str(row);
+        self.rows += 1;
+    }
+
+    fn finish(mut self) -> Vec<Document> {
+        if self.concat {
+            self.docs
+                .push(Document::document(self.text).with_metadata_map(self.meta));
+        }
+        self.docs
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Python's csv module (excel dialect, strict=False) over text-mode input.
+
+/// What the record readers give, in order: each field of a record, then
+/// its end.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Csv<'a> {
+    Field(&'a str),
+    End,
+}
 
 #[derive(Clone, Copy, PartialEq)]
 enum PyState {
@@ -165,235 +214,287 @@ enum PyState {
     InField,
     InQuoted,
     QuoteInQuoted,
-    EatNewline,
 }
 
-/// The records `csv.reader(open(file))` yields. The text is first given
-/// universal newlines as Python's text mode does; then each line is run
-/// through CPython's reader states followed by an end-of-line step, which is
-/// where records end (a newline inside quotes keeps the record open).
-pub(crate) fn python_csv_rows(text: &str) -> Vec<Vec<String>> {
-    let text = if text.contains('\r') {
-        text.replace("\r\n", "\n").replace('\r', "\n")
-    } else {
-        text.to_string()
-    };
-    // Every byte the reader looks for is ASCII, so slicing the text at
-    // them never splits a character.
-    let s = text.as_str();
-    let b = s.as_bytes();
-    let mut rows = Vec::new();
-    let mut fields: Vec<String> = Vec::new();
+/// Each row of `csv.reader(open(file))`, its fields joined with `", "` as
+/// `CSVReader` joins them.
+pub(crate) fn python_csv_rows(text: &str, mut on_row: impl FnMut(&str)) {
+    let mut row = String::new();
+    let mut fields = 0;
+    python_csv_records(text, |event| match event {
+        Csv::Field(field) => {
+            if fields > 0 {
+                row.push_str(", ");
+            }
+            row.push_str(field);
+            fields += 1;
+        }
+        Csv::End => {
+            on_row(&row);
+            row.clear();
+            fields = 0;
+        }
+    });
+}
+
+/// The records `csv.reader(open(file))` yields. Lines end as Python's text
+/// mode ends them (`\n`, `\r\n`, `\r`, each read as `\n`); each line is run
+/// through CPython's reader states followed by an end-of-line step, which
+/// is where records end (a newline inside quotes keeps the record open).
+pub(crate) fn python_csv_records(text: &str, mut on: impl FnMut(Csv<'_>)) {
+    // A quoted field can span lines: it is gathered here.
     let mut field = String::new();
     let mut state = PyState::StartRecord;
-    let mut pos = 0;
-    while pos < b.len() {
-        let end = b[pos..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(b.len(), |k| pos + k + 1);
-        let line = &s[pos..end];
+    for (line, newline) in text_lines(text) {
         // Most lines hold no quote: their fields are the text between commas.
         if state == PyState::StartRecord && !line.contains('"') {
-            let body = line.strip_suffix('\n').unwrap_or(line);
-            rows.push(if body.is_empty() {
-                Vec::new()
-            } else {
-                body.split(',').map(str::to_string).collect()
-            });
-            pos = end;
+            if !line.is_empty() {
+                line.split(',').for_each(|f| on(Csv::Field(f)));
+            }
+            on(Csv::End);
             continue;
         }
-        let mut i = pos;
-        while i < end {
-            match state {
-                PyState::StartRecord => {
-                    if b[i] == b'\n' {
-                        state = PyState::EatNewline;
-                        i += 1;
-                    } else {
-                        state = PyState::StartField;
-                    }
-                }
-                PyState::StartField => match b[i] {
-                    b'\n' => {
-                        fields.push(std::mem::take(&mut field));
-                        state = PyState::EatNewline;
-                        i += 1;
-                    }
-                    b'"' => {
-                        state = PyState::InQuoted;
-                        i += 1;
-                    }
-                    b',' => {
-                        fields.push(String::new());
-                        i += 1;
-                    }
-                    // Any other character starts the field's text.
-                    _ => state = PyState::InField,
-                },
-                PyState::InField => {
-                    let k = b[i..end]
-                        .iter()
-                        .position(|&c| c == b',' || c == b'\n')
-                        .unwrap_or(end - i);
-                    field.push_str(&s[i..i + k]);
-                    i += k;
-                    if i < end {
-                        fields.push(std::mem::take(&mut field));
-                        state = if b[i] == b',' {
-                            PyState::StartField
-                        } else {
-                            PyState::EatNewline
-                        };
-                        i += 1;
-                    }
-                }
-                PyState::InQuoted => match b[i..end].iter().position(|&c| c == b'"') {
-                    Some(k) => {
-                        field.push_str(&s[i..i + k]);
-                        i += k + 1;
-                        state = PyState::QuoteInQuoted;
-                    }
-                    None => {
-                        field.push_str(&s[i..end]);
-                        i = end;
-                    }
-                },
-                PyState::QuoteInQuoted => match b[i] {
-                    b'"' => {
-                        field.push('"');
-                        state = PyState::InQuoted;
-                        i += 1;
-                    }
-                    b',' => {
-                        fields.push(std::mem::take(&mut field));
-                        state = PyState::StartField;
-                        i += 1;
-                    }
-                    b'\n' => {
-                        fields.push(std::mem::take(&mut field));
-                        state = PyState::EatNewline;
-                        i += 1;
-                    }
-                    // Text after a closing quote joins the field (not strict).
-                    _ => state = PyState::InField,
-                },
-                // After universal newlines, a line's only newline is its last byte.
-                PyState::EatNewline => i += 1,
-            }
-        }
+        state = python_csv_line(line, state, &mut field, &mut on);
         // The end-of-line step.
         match state {
-            PyState::InQuoted => {}
-            PyState::StartRecord | PyState::EatNewline => {
-                rows.push(std::mem::take(&mut fields));
-                state = PyState::StartRecord;
+            PyState::InQuoted => {
+                if newline {
+                    field.push('\n');
+                }
             }
+            PyState::StartRecord => on(Csv::End),
             PyState::StartField | PyState::InField | PyState::QuoteInQuoted => {
-                fields.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut fields));
+                on(Csv::Field(&field));
+                field.clear();
+                on(Csv::End);
                 state = PyState::StartRecord;
             }
         }
-        pos = end;
     }
     // End of input inside a quoted field: Python (not strict) keeps what it has.
-    if state == PyState::InQuoted || !field.is_empty() {
-        fields.push(field);
-        rows.push(fields);
+    if state == PyState::InQuoted {
+        on(Csv::Field(&field));
+        on(Csv::End);
     }
-    rows
+}
+
+/// The lines of `text` without their ends, and whether each had one: the
+/// lines Python's universal newlines make.
+fn text_lines(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let bytes = rest.as_bytes();
+        let Some(k) = bytes.iter().position(|&c| c == b'\n' || c == b'\r') else {
+            return Some((std::mem::take(&mut rest), false));
+        };
+        let next = if bytes[k] == b'\r' && bytes.get(k + 1) == Some(&b'\n') {
+            k + 2
+        } else {
+            k + 1
+        };
+        let line = &rest[..k];
+        rest = &rest[next..];
+        Some((line, true))
+    })
+}
+
+/// CPython's reader states over one line (without its end), from `state`;
+/// the state it ends in. Every byte it looks for is ASCII, so slicing the
+/// line at them never splits a character.
+fn python_csv_line(
+    line: &str,
+    mut state: PyState,
+    field: &mut String,
+    on: &mut impl FnMut(Csv<'_>),
+) -> PyState {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match state {
+            PyState::StartRecord => state = PyState::StartField,
+            PyState::StartField => match b[i] {
+                b'"' => {
+                    state = PyState::InQuoted;
+                    i += 1;
+                }
+                b',' => {
+                    on(Csv::Field(""));
+                    i += 1;
+                }
+                // Any other character starts the field's text.
+                _ => state = PyState::InField,
+            },
+            PyState::InField => {
+                let k = b[i..]
+                    .iter()
+                    .position(|&c| c == b',')
+                    .unwrap_or(b.len() - i);
+                field.push_str(&line[i..i + k]);
+                i += k;
+                if i < b.len() {
+                    on(Csv::Field(field));
+                    field.clear();
+                    state = PyState::StartField;
+                    i += 1;
+                }
+            }
+            PyState::InQuoted => match b[i..].iter().position(|&c| c == b'"') {
+                Some(k) => {
+                    field.push_str(&line[i..i + k]);
+                    i += k + 1;
+                    state = PyState::QuoteInQuoted;
+                }
+                None => {
+                    field.push_str(&line[i..]);
+                    i = b.len();
+                }
+            },
+            PyState::QuoteInQuoted => match b[i] {
+                b'"' => {
+                    field.push('"');
+                    state = PyState::InQuoted;
+                    i += 1;
+                }
+                b',' => {
+                    on(Csv::Field(field));
+                    field.clear();
+                    state = PyState::StartField;
+                    i += 1;
+                }
+                // Text after a closing quote joins the field (not strict).
+                _ => state = PyState::InField,
+            },
+        }
+    }
+    state
 }
 
 // ---------------------------------------------------------------------------
 // pandas' C tokenizer and type inference, for the defaults LlamaIndex uses.
 
-/// The records pandas' tokenizer makes of `text`: `\n`, `\r` and `\r\n`
-/// end records outside quotes, and kept verbatim inside them; lines that
-/// are empty or only spaces and tabs are skipped.
-pub(crate) fn pandas_records(path: &Path, text: &str) -> Result<Vec<Vec<String>>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    // Every byte the tokenizer looks for is ASCII, so slicing the text at
-    // them never splits a character.
-    let bytes = text.as_bytes();
-    let mut records = Vec::new();
-    let mut fields: Vec<String> = Vec::new();
-    let mut i = 0;
-    let is_eol = |b: u8| b == b'\n' || b == b'\r';
-    // Consumes a line terminator at `i` (`\r\n` counts as one).
-    let skip_eol = |i: usize| -> usize {
-        if bytes.get(i) == Some(&b'\r') && bytes.get(i + 1) == Some(&b'\n') {
-            i + 2
-        } else {
-            i + 1
+/// pandas' tokenizer over `text`, a record at a time: `\n`, `\r` and
+/// `\r\n` end records outside quotes, and are kept verbatim inside them;
+/// lines that are empty or only spaces and tabs are skipped. Cloning it
+/// looks ahead.
+#[derive(Clone)]
+struct PandasRecords<'a> {
+    text: &'a str,
+    pos: usize,
+    /// Records read so far, for errors.
+    records: usize,
+    /// A quoted field's text, unescaped (empty between fields).
+    field: String,
+}
+
+impl<'a> PandasRecords<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text: text.strip_prefix('\u{feff}').unwrap_or(text),
+            pos: 0,
+            records: 0,
+            field: String::new(),
         }
-    };
-    while i < bytes.len() {
-        // Start of a record: skip blank and whitespace-only lines.
-        let mut j = i;
-        while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
-            j += 1;
+    }
+
+    /// Gives the next record's fields to `on_field`; `false` at the end of
+    /// the text. Every byte the tokenizer looks for is ASCII, so slicing
+    /// the text at them never splits a character.
+    fn next(&mut self, path: &Path, mut on_field: impl FnMut(&str)) -> Result<bool> {
+        if !self.skip_blank_lines() {
+            return Ok(false);
         }
-        if j == bytes.len() {
-            break;
-        }
-        if is_eol(bytes[j]) {
-            i = skip_eol(j);
-            continue;
-        }
-        // One record, field by field.
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let mut i = self.pos;
         loop {
-            let mut field = String::new();
-            if bytes.get(i) == Some(&b'"') {
-                i += 1;
-                loop {
-                    let Some(k) = bytes[i..].iter().position(|&b| b == b'"') else {
-                        return Err(Error::corrupt(
-                            path,
-                            format!(
-                                "end of file inside a quoted field of row {}",
-                                records.len() + 1
-                            ),
-                        ));
-                    };
-                    field.push_str(&text[i..i + k]);
-                    i += k + 1;
-                    if bytes.get(i) == Some(&b'"') {
-                        field.push('"');
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
+            let quoted = bytes.get(i) == Some(&b'"');
+            if quoted {
+                i = self.quoted(path, i + 1)?;
             }
             // Unquoted text, or what follows a closing quote, up to the next
             // delimiter or line end.
             let k = bytes[i..]
                 .iter()
-                .position(|&b| b == b',' || is_eol(b))
+                .position(|&b| b == b',' || b == b'\n' || b == b'\r')
                 .unwrap_or(bytes.len() - i);
-            field.push_str(&text[i..i + k]);
+            if quoted {
+                self.field.push_str(&text[i..i + k]);
+                on_field(&self.field);
+                self.field.clear();
+            } else {
+                on_field(&text[i..i + k]);
+            }
             i += k;
-            fields.push(field);
             match bytes.get(i) {
-                Some(b',') => {
-                    i += 1;
-                    continue;
-                }
+                Some(b',') => i += 1,
                 Some(_) => {
-                    i = skip_eol(i);
+                    i = self.skip_eol(i);
                     break;
                 }
                 None => break,
             }
         }
-        records.push(std::mem::take(&mut fields));
+        self.pos = i;
+        self.records += 1;
+        Ok(true)
     }
-    Ok(records)
+
+    /// Moves past blank and whitespace-only lines; `false` at the end.
+    fn skip_blank_lines(&mut self) -> bool {
+        let bytes = self.text.as_bytes();
+        loop {
+            let mut j = self.pos;
+            while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+                j += 1;
+            }
+            match bytes.get(j) {
+                None => return false,
+                Some(b'\n' | b'\r') => self.pos = self.skip_eol(j),
+                // The record starts at its spaces, which are field text.
+                Some(_) => return true,
+            }
+        }
+    }
+
+    /// Past the line terminator at `i` (`\r\n` counts as one).
+    fn skip_eol(&self, i: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        if bytes.get(i) == Some(&b'\r') && bytes.get(i + 1) == Some(&b'\n') {
+            i + 2
+        } else {
+            i + 1
+        }
+    }
+
+    /// Reads a quoted field's text from `i` (after its opening quote) into
+    /// `self.field`, `""` as `"`; returns where its closing quote ends.
+    fn quoted(&mut self, path: &Path, mut i: usize) -> Result<usize> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        loop {
+            let Some(k) = bytes[i..].iter().position(|&b| b == b'"') else {
+                return Err(Error::corrupt(
+                    path,
+                    format!(
+                        "end of file inside a quoted field of row {}",
+                        self.records + 1
+                    ),
+                ));
+            };
+            self.field.push_str(&text[i..i + k]);
+            i += k + 1;
+            if bytes.get(i) != Some(&b'"') {
+                return Ok(i);
+            }
+            self.field.push('"');
+            i += 1;
+        }
+    }
 }
 
-/// The strings pandas treats as missing by default (`na_values`).
 const NA_VALUES: [&str; 19] = [
     "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
@@ -413,12 +514,12 @@ enum Kind {
 }
 
 #[derive(Clone, Debug)]
-enum Cell {
+enum Cell<'a> {
     Missing,
     Int(i128),
     Float(f64),
     Bool(bool),
-    Text(String),
+    Text(&'a str),
 }
 
 /// The bytes C's `isspace` accepts, which pandas skips around numbers.
@@ -572,142 +673,229 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// pandas' inferred type of one column, from its raw values.
-fn column_kind(values: &[Option<&str>]) -> Kind {
-    let present: Vec<&str> = values.iter().flatten().copied().collect();
-    let any_missing = present.len() < values.len();
-    if present.is_empty() {
-        return Kind::Float;
-    }
-    let ints: Vec<Option<Option<i128>>> = present.iter().map(|v| int_like(v)).collect();
-    if ints.iter().all(Option::is_some) {
-        let values: Vec<Option<i128>> = ints.into_iter().flatten().collect();
-        if values.iter().all(|v| v.is_some_and(fits_i64)) {
-            return if any_missing {
-                Kind::IntWithGaps
-            } else {
-                Kind::Int
-            };
-        }
-        if !any_missing && values.iter().all(|v| v.is_some_and(fits_u64)) {
-            return Kind::UInt;
-        }
-        return Kind::Object;
-    }
-    // An integer too large for 64 bits keeps the whole column as text.
-    if ints
-        .iter()
-        .flatten()
-        .any(|v| !v.is_some_and(|v| fits_i64(v) || fits_u64(v)))
-    {
-        return Kind::Object;
-    }
-    if present.iter().all(|v| parse_float(v).is_some()) {
-        return Kind::Float;
-    }
-    if !any_missing && present.iter().all(|v| parse_bool(v).is_some()) {
-        return Kind::Bool;
-    }
-    Kind::Object
+/// What a first pass over the data sees of one column's values, enough
+/// for pandas' type inference without holding them.
+#[derive(Clone, Copy, Default)]
+struct ColumnSeen {
+    present: bool,
+    missing: bool,
+    non_int: bool,
+    /// An integer outside `i64`, `u64`, or both (or `i128`: both).
+    int_not_i64: bool,
+    int_not_u64: bool,
+    int_too_large: bool,
+    non_float: bool,
+    non_bool: bool,
 }
 
-fn cell(kind: Kind, raw: Option<&str>) -> Cell {
+impl ColumnSeen {
+    fn see(&mut self, raw: Option<&str>) {
+        let Some(v) = raw else {
+            self.missing = true;
+            return;
+        };
+        self.present = true;
+        match int_like(v) {
+            None => self.non_int = true,
+            Some(n) => {
+                let in_i64 = n.is_some_and(fits_i64);
+                let in_u64 = n.is_some_and(fits_u64);
+                self.int_not_i64 |= !in_i64;
+                self.int_not_u64 |= !in_u64;
+                self.int_too_large |= !in_i64 && !in_u64;
+            }
+        }
+        // A column known not to be numeric needs no more float parsing.
+        if !self.non_float && parse_float(v).is_none() {
+            self.non_float = true;
+        }
+        self.non_bool |= parse_bool(v).is_none();
+    }
+
+    /// pandas' inferred type of the column.
+    fn kind(&self) -> Kind {
+        if !self.present {
+            return Kind::Float;
+        }
+        let kind = if !self.non_int {
+            if !self.int_not_i64 {
+                if self.missing {
+                    Kind::IntWithGaps
+                } else {
+                    Kind::Int
+                }
+            } else if !self.missing && !self.int_not_u64 {
+                Kind::UInt
+            } else {
+                Kind::Object
+            }
+        } else if self.int_too_large {
+            // An integer too large for 64 bits keeps the whole column as text.
+            Kind::Object
+        } else if !self.non_float {
+            Kind::Float
+        } else if !self.missing && !self.non_bool {
+            Kind::Bool
+        } else {
+            Kind::Object
+        };
+        // A column of booleans with gaps is object-typed but holds bools.
+        if kind == Kind::Object && !self.non_bool {
+            Kind::Bool
+        } else {
+            kind
+        }
+    }
+}
+
+/// A field's value, `None` when pandas reads it as missing.
+fn present(v: &str) -> Option<&str> {
+    (!NA_VALUES.contains(&v)).then_some(v)
+}
+
+fn cell(kind: Kind, raw: Option<&str>) -> Cell<'_> {
     let int = |v: &str| int_like(v).flatten();
     match (kind, raw) {
         (Kind::IntWithGaps, Some(v)) => int(v).map_or(Cell::Missing, |i| Cell::Float(i as f64)),
         (Kind::Int | Kind::UInt, Some(v)) => int(v).map_or(Cell::Missing, Cell::Int),
         (Kind::Float, Some(v)) => parse_float(v).map_or(Cell::Missing, Cell::Float),
         (Kind::Bool, Some(v)) => parse_bool(v).map_or(Cell::Missing, Cell::Bool),
-        (Kind::Object, Some(v)) => Cell::Text(v.to_string()),
+        (Kind::Object, Some(v)) => Cell::Text(v),
         (_, None) => Cell::Missing,
     }
 }
 
-/// The text of each row as `PandasCSVReader` makes it.
-pub(crate) fn pandas_rows(path: &Path, text: &str, col_joiner: &str) -> Result<Vec<String>> {
-    let mut records = pandas_records(path, text)?.into_iter();
-    let Some(header) = records.next() else {
+/// What the first pass learns of the data: the columns' types, and whether
+/// the first column is the index.
+struct Columns {
+    kinds: Vec<Kind>,
+    /// The type each row takes when pandas makes a Series of it.
+    row_kind: Kind,
+    /// Fields left out at the start of each row (1 for an index column).
+    skip: usize,
+}
+
+/// The first pass: reads every record, checks each row's width and infers
+/// each column's type. A tokenizing error is reported before a row too
+/// wide, as pandas reads the whole file first.
+fn pandas_columns(path: &Path, text: &str) -> Result<Columns> {
+    let mut records = PandasRecords::new(text);
+    let mut ncols = 0;
+    if !records.next(path, |_| ncols += 1)? {
         return Err(Error::corrupt(
             path,
             "no columns to parse from the file (it is empty)",
         ));
-    };
-    let ncols = header.len();
-    let data: Vec<Vec<String>> = records.collect();
+    }
     // pandas takes the first column as the index when the first data row
-    // has exactly one field more than the header.
-    let index_col = data.first().is_some_and(|r| r.len() == ncols + 1);
-    let width = if index_col { ncols + 1 } else { ncols };
-    for (i, row) in data.iter().enumerate() {
-        if row.len() > width {
-            return Err(Error::corrupt(
+    // has exactly one field more than the header. A tokenizing error here
+    // is met again below.
+    let mut first = 0;
+    let has_data = records.clone().next(path, |_| first += 1).unwrap_or(false);
+    let skip = usize::from(has_data && first == ncols + 1);
+    let width = ncols + skip;
+    // Only with data, so that a header of many columns costs nothing.
+    let mut seen = vec![ColumnSeen::default(); if has_data { ncols } else { 0 }];
+    let mut too_wide = None;
+    let mut row = 0;
+    loop {
+        let mut n: usize = 0;
+        let more = records.next(path, |v| {
+            if let Some(column) = n.checked_sub(skip).and_then(|c| seen.get_mut(c)) {
+                column.see(present(v));
+            }
+            n += 1;
+        })?;
+        if !more {
+            break;
+        }
+        // A short row's last columns are missing.
+        for column in seen.iter_mut().skip(n.saturating_sub(skip)) {
+            column.see(None);
+        }
+        if n > width && too_wide.is_none() {
+            too_wide = Some(Error::corrupt(
                 path,
-                format!(
-                    "line {} has {} fields, the header has {width}",
-                    i + 2,
-                    row.len()
-                ),
+                format!("line {} has {n} fields, the header has {width}", row + 2),
             ));
         }
+        row += 1;
     }
-    let skip = usize::from(index_col);
-    fn raw(row: &[String], c: usize) -> Option<&str> {
-        row.get(c)
-            .map(String::as_str)
-            .filter(|v| !NA_VALUES.contains(v))
+    if let Some(e) = too_wide {
+        return Err(e);
     }
-    let kinds: Vec<Kind> = (0..ncols)
-        .map(|c| {
-            let values: Vec<Option<&str>> = data.iter().map(|r| raw(r, c + skip)).collect();
-            let kind = column_kind(&values);
-            // A column of booleans with gaps is object-typed but holds bools.
-            if kind == Kind::Object
-                && values.iter().flatten().all(|v| parse_bool(v).is_some())
-                && values.iter().any(Option::is_some)
-            {
-                return Kind::Bool;
-            }
-            kind
-        })
-        .collect();
-    // The type each row takes when pandas makes a Series of it.
-    // numpy's promotion: int64 with uint64 gives float64.
-    let row_kind =
-        if kinds.iter().all(|k| *k == Kind::Int) || kinds.iter().all(|k| *k == Kind::UInt) {
-            Kind::Int
-        } else if kinds
-            .iter()
-            .all(|k| matches!(k, Kind::Int | Kind::UInt | Kind::IntWithGaps | Kind::Float))
-        {
-            Kind::Float
-        } else {
-            Kind::Object
-        };
-    Ok(data
-        .iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (c, kind) in kinds.iter().enumerate() {
-                if c > 0 {
-                    line.push_str(col_joiner);
-                }
-                line.push_str(&spell(&cell(*kind, raw(row, c + skip)), row_kind));
-            }
-            line
-        })
-        .collect())
+    let kinds: Vec<Kind> = seen.iter().map(ColumnSeen::kind).collect();
+    Ok(Columns {
+        row_kind: row_kind(&kinds),
+        kinds,
+        skip,
+    })
 }
 
-/// A value as `str()` prints it within a row of type `row_kind`.
-fn spell(cell: &Cell, row_kind: Kind) -> String {
+/// numpy's promotion of a row's values: int64 with uint64 gives float64.
+fn row_kind(kinds: &[Kind]) -> Kind {
+    if kinds.iter().all(|k| *k == Kind::Int) || kinds.iter().all(|k| *k == Kind::UInt) {
+        Kind::Int
+    } else if kinds
+        .iter()
+        .all(|k| matches!(k, Kind::Int | Kind::UInt | Kind::IntWithGaps | Kind::Float))
+    {
+        Kind::Float
+    } else {
+        Kind::Object
+    }
+}
+
+/// Each row's text as `PandasCSVReader` makes it, given to `on_row` in
+/// turn: a first pass infers the columns' types, a second spells each row
+/// into one reused buffer.
+pub(crate) fn pandas_rows(
+    path: &Path,
+    text: &str,
+    col_joiner: &str,
+    mut on_row: impl FnMut(&str),
+) -> Result<()> {
+    let columns = pandas_columns(path, text)?;
+    let mut records = PandasRecords::new(text);
+    records.next(path, |_| {})?;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let mut n: usize = 0;
+        let more = records.next(path, |v| {
+            if let Some(c) = n.checked_sub(columns.skip) {
+                if let Some(&kind) = columns.kinds.get(c) {
+                    if c > 0 {
+                        line.push_str(col_joiner);
+                    }
+                    spell(&mut line, cell(kind, present(v)), columns.row_kind);
+                }
+            }
+            n += 1;
+        })?;
+        if !more {
+            return Ok(());
+        }
+        for c in n.saturating_sub(columns.skip)..columns.kinds.len() {
+            if c > 0 {
+                line.push_str(col_joiner);
+            }
+            spell(&mut line, Cell::Missing, columns.row_kind);
+        }
+        on_row(&line);
+    }
+}
+
+/// Writes a value as `str()` prints it within a row of type `row_kind`.
+fn spell(out: &mut String, cell: Cell<'_>, row_kind: Kind) {
     match cell {
-        Cell::Missing => "nan".to_string(),
-        Cell::Int(i) if row_kind == Kind::Float => float_repr(*i as f64),
-        Cell::Int(i) => i.to_string(),
-        Cell::Float(f) => float_repr(*f),
-        Cell::Bool(true) => "True".to_string(),
-        Cell::Bool(false) => "False".to_string(),
-        Cell::Text(t) => t.clone(),
+        Cell::Missing => out.push_str("nan"),
+        Cell::Int(i) if row_kind == Kind::Float => out.push_str(&float_repr(i as f64)),
+        Cell::Int(i) => out.push_str(&i.to_string()),
+        Cell::Float(f) => out.push_str(&float_repr(f)),
+        Cell::Bool(true) => out.push_str("True"),
+        Cell::Bool(false) => out.push_str("False"),
+        Cell::Text(t) => out.push_str(t),
     }
 }
 
@@ -716,10 +904,13 @@ mod tests {
     use super::*;
 
     fn py(text: &str) -> Vec<String> {
-        python_csv_rows(text)
-            .into_iter()
-            .map(|r| r.join("|"))
-            .collect()
+        let (mut rows, mut fields) = (Vec::new(), Vec::new());
+        python_csv_records(text, |event| match event {
+            Csv::Field(f) => fields.push(f.to_string()),
+            Csv::End => rows.push(std::mem::take(&mut fields).join("|")),
+        });
+        assert!(fields.is_empty(), "a record without its end");
+        rows
     }
 
     #[test]
@@ -734,7 +925,11 @@ mod tests {
     }
 
     fn pd(text: &str) -> Vec<String> {
-        pandas_rows(Path::new("t.csv"), text, ", ").unwrap_or_else(|e| vec![format!("ERR {e}")])
+        let mut rows = Vec::new();
+        match pandas_rows(Path::new("t.csv"), text, ", ", |r| rows.push(r.to_string())) {
+            Ok(()) => rows,
+            Err(e) => vec![format!("ERR {e}")],
+        }
     }
 
     #[test]
