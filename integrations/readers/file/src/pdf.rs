@@ -1,6 +1,10 @@
 //! `PDFReader`: one document per page with LlamaIndex's `page_label` and
 //! `file_name` metadata, text extracted by `pdf-extract`.
 
+mod estimate;
+mod inflate;
+mod limits;
+
 use crate::util::{DEFAULT_PDF_TIME_LIMIT, file_name, merged, read_bytes, run_guarded};
 use async_trait::async_trait;
 use pdf_extract::{
@@ -32,6 +36,8 @@ use std::time::{Duration, Instant};
 /// [`with_time_limit`](Self::with_time_limit) (default
 /// [`DEFAULT_PDF_TIME_LIMIT`]) is stopped from inside pdf-extract's output
 /// callbacks — no thread is left running — and the file reported the same way.
+/// So is a file whose streams would inflate too far or whose pages would take
+/// too much memory to parse (see `pdf/limits.rs`), refused before either.
 #[derive(Debug, Clone)]
 pub struct PDFReader {
     return_full_document: bool,
@@ -123,6 +129,8 @@ pub(crate) fn extract_pages(path: &Path, bytes: &[u8], limit: Duration) -> Resul
             ),
         )
     };
+    let refused = |why: String| Error::corrupt(path, format!("refused: {why}"));
+    limits::survey(bytes).map_err(refused)?;
     let mut doc = PdfDocument::load_mem(bytes)
         .map_err(|e| Error::corrupt(path, format!("not a readable PDF: {e}")))?;
     if doc.is_encrypted() {
@@ -134,9 +142,12 @@ pub(crate) fn extract_pages(path: &Path, bytes: &[u8], limit: Duration) -> Resul
             )
         })?;
     }
+    limits::check_loaded(&doc).map_err(refused)?;
     let pages = doc.get_pages();
     let mut out = Vec::with_capacity(pages.len());
-    for (index, page_num) in pages.keys().enumerate() {
+    for (index, (page_num, page_id)) in pages.iter().enumerate() {
+        limits::check_page(&doc, *page_id)
+            .map_err(|why| Error::corrupt(path, format!("page {page_num} refused: {why}")))?;
         let mut text = String::new();
         {
             let mut output = Timed {
