@@ -1,5 +1,5 @@
 //! `cargo xtask layers`: ragloom-core's modules import only from their own layer
-//! or below (DESIGN.md, "Layers"), checked by reading every `crate::` and `super::` path.
+//! or below (docs/architecture.md, "The layers inside ragloom-core"), checked by reading every `crate::` and `super::` path.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -31,6 +31,7 @@ pub const LAYERS: &[(&str, &[&str])] = &[
         "indexing and retrieval",
         &[
             "ingestion",
+            "durable",
             "indices",
             "retrievers",
             "postprocessor",
@@ -440,7 +441,7 @@ pub fn run(root: &Path) -> Result<(), String> {
         eprintln!("{v}");
     }
     Err(format!(
-        "{} upward import(s) in ragloom-core (layers: DESIGN.md, xtask/src/layers.rs)",
+        "{} upward import(s) in ragloom-core (layers: docs/architecture.md, xtask/src/layers.rs)",
         violations.len()
     ))
 }

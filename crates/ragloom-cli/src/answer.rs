@@ -1,106 +1,34 @@
 //! Answering: retrieve with BM25 (and vectors, when the index has them),
 //! then either generate an answer with the LLM or show the best passages.
 
-use crate::backend::{Build, Index};
 use crate::error::CliError;
 use crate::out;
-use crate::source::Source;
 use crate::ui::Ui;
 use futures::StreamExt;
-use ragloom::indices::VectorStoreIndex;
+use ragloom::durable::{DurableIndex, IndexRetrievers, LiveIndex, Source};
 use ragloom::query_engine::{QueryEngine, RetrieverQueryEngine};
-use ragloom::retrievers::{FusionMode, QueryFusionRetriever, Retriever};
-use ragloom::vector_stores::{MetadataFilters, VectorStoreQueryMode};
+use ragloom::retrievers::Retriever;
 use ragloom::{Llm, NodeWithScore, ProviderSpec, QueryBundle};
 use ragloom_server::passage::{self, LineIndex, Passage};
 use serde::Serialize;
 use std::sync::Arc;
 
-/// The retrievers of one opened build: keyword search, fused with dense
-/// search when the index was embedded with the configured model.
-#[derive(Debug)]
-pub struct Retrievers {
-    build: Build,
-    dense: Option<VectorStoreIndex>,
-    /// `bm25`, `fulltext`, `sparse` or `hybrid`.
-    pub retrieval: &'static str,
-}
-
-impl Retrievers {
-    /// The retrievers of `build` (its manifest says how it was embedded).
-    pub async fn open(
-        build: Build,
-        embedded_with: &ragloom::EmbedSpec,
-        spec: &ProviderSpec,
-        ui: &Ui,
-    ) -> Result<Self, CliError> {
-        let mut this = Self {
-            retrieval: build.keyword_kind(),
-            build,
-            dense: None,
-        };
-        if *embedded_with == ragloom::EmbedSpec::None {
-            return Ok(this);
-        }
-        if *embedded_with != spec.embed {
-            ui.warn(&format!(
-                "the index was embedded with {} but {} is configured: using keyword retrieval only (ingest again to re-embed)",
-                embedded_with.label(),
-                spec.embed.label()
-            ));
-            return Ok(this);
-        }
-        if let Some(embed) = spec.embed.build()? {
-            this.dense = Some(this.build.vector_index(embed).await?);
-            this.retrieval = "hybrid";
-        }
-        Ok(this)
+/// The retrievers of an opened index, with dense search when the
+/// configured model is the one it was embedded with (else a warning).
+pub async fn retrievers(
+    live: &LiveIndex,
+    spec: &ProviderSpec,
+    ui: &Ui,
+) -> Result<IndexRetrievers, CliError> {
+    let retrievers = live.retrievers(spec.embed.embed_model()?.as_ref()).await?;
+    if retrievers.other_model {
+        ui.warn(&format!(
+            "the index was embedded with {} but {} is configured: using keyword retrieval only (ingest again to re-embed)",
+            crate::ingest::model_label(&live.manifest().settings.embed),
+            spec.embed.label()
+        ));
     }
-
-    /// A retriever of the `top_k` best nodes matching `filters`.
-    pub fn retriever(
-        &self,
-        top_k: usize,
-        filters: Option<MetadataFilters>,
-    ) -> ragloom::Result<Arc<dyn Retriever>> {
-        let keyword = self.build.keyword_retriever(top_k, filters.clone())?;
-        let Some(index) = &self.dense else {
-            return Ok(keyword);
-        };
-        let mut dense = index.as_retriever().similarity_top_k(top_k);
-        if let Some(f) = filters {
-            dense = dense.filters(f);
-        }
-        if self.build.fuses_hybrid() {
-            return Ok(Arc::new(
-                dense.vector_store_query_mode(VectorStoreQueryMode::Hybrid),
-            ));
-        }
-        Ok(Arc::new(
-            QueryFusionRetriever::builder(vec![Arc::new(dense), keyword])
-                .mode(FusionMode::ReciprocalRank)
-                .num_queries(1)
-                .similarity_top_k(top_k)
-                .build()?,
-        ))
-    }
-
-    /// Keyword retrieval alone, of the `top_k` best nodes.
-    pub fn keyword(&self, top_k: usize) -> ragloom::Result<Arc<dyn Retriever>> {
-        self.build.keyword_retriever(top_k, None)
-    }
-
-    /// Dense retrieval alone, when the index has vectors of the configured model.
-    pub fn vector(&self, top_k: usize) -> Option<Arc<dyn Retriever>> {
-        self.dense.as_ref().map(|index| {
-            Arc::new(index.as_retriever().similarity_top_k(top_k)) as Arc<dyn Retriever>
-        })
-    }
-
-    /// The build read.
-    pub fn build(&self) -> &Build {
-        &self.build
-    }
+    Ok(retrievers)
 }
 
 /// An opened index, ready to answer.
@@ -132,26 +60,19 @@ impl Engine {
     /// is loaded but what the retrievers read per query.
     pub async fn open(
         source: Source,
-        index: &Index,
+        index: &DurableIndex,
         spec: &ProviderSpec,
         top_k: usize,
         ui: &Ui,
     ) -> Result<Self, CliError> {
-        let nothing = || {
-            CliError::no_input(
-                format!("nothing is ingested for {}", source.key),
-                format!("run `ragloom ingest {}` first", source.key),
-            )
-        };
-        let build = index.open_live(false, false).await?.ok_or_else(nothing)?;
-        let manifest = build.manifest()?.ok_or_else(nothing)?;
-        if manifest.last_ingest.nodes_total == 0 {
+        let live = index.open().await?;
+        if live.manifest().last_ingest.nodes_total == 0 {
             return Err(CliError::no_input(
                 format!("the index of {} holds no text", source.key),
                 "add readable files to the folder and ingest it again",
             ));
         }
-        let retrievers = Retrievers::open(build, &manifest.settings.embed, spec, ui).await?;
+        let retrievers = retrievers(&live, spec, ui).await?;
         let retriever = retrievers.retriever(top_k, None)?;
         let retrieval = retrievers.retrieval;
         let llm = spec.llm.build()?;

@@ -1,6 +1,7 @@
 //! Errors of the command line: one clear line, a hint, and an exit code a
 //! script can branch on (documented in docs/cli.md).
 
+use ragloom::durable::IndexError;
 use std::fmt;
 
 /// Exit codes.
@@ -65,6 +66,9 @@ impl From<ragloom::Error> for CliError {
     fn from(e: ragloom::Error) -> Self {
         // Only the first line: provider errors can carry whole server replies.
         let message = e.to_string().lines().next().unwrap_or_default().to_string();
+        if let ragloom::Error::Index(e) = e {
+            return Self::from(e);
+        }
         match e {
             ragloom::Error::Provider { .. } => Self::new(
                 exit::PROVIDER,
@@ -78,6 +82,41 @@ impl From<ragloom::Error> for CliError {
                 exit::FAILURE,
                 message,
                 "run again with --verbose for details",
+            ),
+        }
+    }
+}
+
+impl From<IndexError> for CliError {
+    fn from(e: IndexError) -> Self {
+        let message = e.to_string();
+        match e {
+            IndexError::WriterBusy => Self::new(
+                exit::FAILURE,
+                message,
+                "wait for it to finish, or run without --no-wait to wait for it",
+            ),
+            IndexError::NoFiles { held: true, .. } | IndexError::NoText { .. } => Self::no_input(
+                message,
+                "the index is kept as it was; to empty it, ingest with --prune",
+            ),
+            IndexError::NoFiles { held: false, .. } => Self::no_input(
+                message,
+                "point --files at a folder with text, Markdown or PDF files",
+            ),
+            IndexError::NotIngested { source_key } => {
+                Self::no_input(message, format!("run `ragloom ingest {source_key}` first"))
+            }
+            IndexError::Conflict { .. } => Self::new(
+                exit::FAILURE,
+                message,
+                "ingest a source from one machine at a time; run the ingest again",
+            ),
+            IndexError::Settings { hint, .. } => Self::new(exit::USAGE, message, hint),
+            _ => Self::new(
+                exit::FAILURE,
+                message,
+                "rebuild the index with `ragloom rag --clear --files ...`",
             ),
         }
     }

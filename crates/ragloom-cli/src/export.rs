@@ -1,9 +1,9 @@
 //! `ragloom export --llamaindex DIR`: the live index of a source written as
 //! LlamaIndex's storage folder, which Python's `load_index_from_storage` loads.
 
-use crate::backend::Build;
 use crate::error::{CliError, exit};
 use ragloom::data_structs::{IndexDict, IndexStruct};
+use ragloom::durable::IndexBuild;
 use ragloom::storage::docstore::{
     DEFAULT_COLLECTION_DATA_SUFFIX, DEFAULT_METADATA_COLLECTION_SUFFIX,
     DEFAULT_NAMESPACE as DOCSTORE, DEFAULT_REF_DOC_COLLECTION_SUFFIX, DocStore,
@@ -28,7 +28,7 @@ pub struct Exported {
 /// index_store.json, default__vector_store.json, image__vector_store.json,
 /// graph_store.json). An index built without embeddings gets an index
 /// struct listing its nodes and an empty vector store.
-pub async fn export_llamaindex(build: &Build, dir: &Path) -> Result<Exported, CliError> {
+pub async fn export_llamaindex(build: &dyn IndexBuild, dir: &Path) -> Result<Exported, CliError> {
     if dir.exists()
         && std::fs::read_dir(dir)
             .map(|mut d| d.next().is_some())

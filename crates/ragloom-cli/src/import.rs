@@ -1,27 +1,26 @@
 //! `ragloom import DIR`: a storage folder LlamaIndex persisted becomes the
 //! live index of a source, written in one transaction of a new build.
 
-use crate::backend::Index;
 use crate::error::{CliError, exit};
-use crate::ingest::{IngestOptions, settings_for};
-use crate::source::Source;
-use crate::store::{IngestSummary, MANIFEST_FORMAT, Manifest};
 use crate::ui::Ui;
 use ragloom::ProviderSpec;
 use ragloom::data_structs::IndexStruct;
+use ragloom::durable::{
+    BuildSettings, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, DurableIndex,
+    SyncReport as IngestSummary, no_model,
+};
 use ragloom::storage::StorageContext;
 use ragloom::vector_stores::SimpleVectorStore;
 use std::path::Path;
 use std::time::Instant;
 
 /// Reads the Python-written folder `dir` and makes it the live index of
-/// `source`, with the configured embedding model as the one its vectors
+/// the index's source, with the configured embedding model as the one its vectors
 /// were made with. Nothing changes unless the whole import commits.
 pub async fn import_llamaindex(
     dir: &Path,
     index_id: Option<&str>,
-    source: &Source,
-    index: &Index,
+    index: &DurableIndex,
     spec: &ProviderSpec,
     ui: &Ui,
 ) -> Result<IngestSummary, CliError> {
@@ -86,8 +85,14 @@ pub async fn import_llamaindex(
             "import a folder whose vector store holds every node of the index",
         ));
     }
-    let (settings, _) = settings_for(&IngestOptions::default(), spec, None)?;
-    if embedded == 0 && settings.embed != ragloom::EmbedSpec::None {
+    // What a first ingest with the default flags would build with.
+    let settings = BuildSettings {
+        embed: serde_json::to_value(&spec.embed).map_err(ragloom::Error::from)?,
+        chunk_size: DEFAULT_CHUNK_SIZE,
+        chunk_overlap: DEFAULT_CHUNK_OVERLAP,
+        chunk_tokenizer: None,
+    };
+    if embedded == 0 && settings.embed != no_model() {
         return Err(CliError::config(
             format!(
                 "{} has no vectors, but an embedding model is configured",
@@ -96,7 +101,7 @@ pub async fn import_llamaindex(
             "import with --embed none (queries then use the keyword index)",
         ));
     }
-    if embedded > 0 && settings.embed == ragloom::EmbedSpec::None {
+    if embedded > 0 && settings.embed == no_model() {
         return Err(CliError::config(
             format!(
                 "{} holds vectors, but no embedding model is configured to query them",
@@ -112,11 +117,10 @@ pub async fn import_llamaindex(
         .iter()
         .find_map(|n| n.embedding.as_ref().map(Vec::len))
         .unwrap_or(1);
-    let _writer = index.lock_writer(ui, false).await?;
     let build = index
-        .open_build(None, &settings, true, false, || async { Ok(dim) })
+        .new_build(settings, dim, &crate::ingest::lock_options(false, ui))
         .await?;
-    let tx = index.begin(&build, ui).await?;
+    let tx = build.transaction();
     let target = tx.storage_context();
     target.docstore.add_documents(&nodes, true, true).await?;
     // Document hashes as Python recorded them, source documents included.
@@ -142,16 +146,6 @@ pub async fn import_llamaindex(
         millis: started.elapsed().as_millis() as u64,
         ..IngestSummary::default()
     };
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let manifest = Manifest {
-        format: MANIFEST_FORMAT,
-        source: source.key.clone(),
-        settings,
-        created: now.clone(),
-        updated: now,
-        listed_at_ns: 0,
-        last_ingest: summary.clone(),
-    };
-    index.commit(tx, &manifest).await?;
+    build.commit(summary.clone()).await?;
     Ok(summary)
 }

@@ -4,7 +4,6 @@
 mod alloc;
 mod answer;
 mod args;
-mod backend;
 mod chat;
 mod config;
 mod error;
@@ -15,20 +14,17 @@ mod import;
 mod ingest;
 mod out;
 mod serve;
-mod source;
 mod store;
-mod timed;
 mod ui;
 
 use args::{Cli, Command, FolderArg};
-use backend::{Index, StoreLocation};
 use clap::Parser;
 use error::{CliError, exit};
 use ragloom::ProviderSpec;
-use source::Source;
+use ragloom::durable::{DurableIndex, IndexLocation, Source, StoreUrl, SyncReport};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use store::IngestSummary;
+use std::sync::Arc;
 use ui::Ui;
 
 fn main() -> ExitCode {
@@ -82,7 +78,8 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         verbose: g.verbose,
     };
     let root = store::persist_root(g.persist_dir.as_deref())?;
-    let (spec, location) = providers(g)?;
+    let (spec, store_url) = providers(g)?;
+    let location = store_url.connect()?;
     ui.detail(&format!(
         "persist root: {}; store: {}; llm: {}; embedding: {}",
         root.display(),
@@ -90,7 +87,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         spec.llm.label(),
         spec.embed.label()
     ));
-    let index_of = |source: &Source| Index::new(&root, source, location.clone());
+    let index_of = |source: &Source| DurableIndex::new(location.clone(), &root, source.clone());
     match &cli.command {
         Command::Rag(a) => {
             if a.question.is_none() && !a.chat && a.files.is_none() {
@@ -103,11 +100,13 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let source = source_of(&root, a.files.as_deref())?;
             let index = index_of(&source);
             if a.clear {
-                index.clear(&ui, a.ingest.no_wait).await?;
+                index
+                    .clear(&ingest::lock_options(a.ingest.no_wait, &ui))
+                    .await?;
                 ui.note(&format!("cleared the index of {}", source.key));
             }
             if a.files.is_some() {
-                let summary = run_ingest(&source, &index, &spec, &a.ingest.options(), &ui).await?;
+                let summary = run_ingest(&index, &spec, &a.ingest.options(), &ui).await?;
                 if a.question.is_none() && !a.chat {
                     report_ingest(&source, &summary, &ui)?;
                 }
@@ -126,9 +125,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Ingest(a) => {
-            let source = Source::resolve(&a.files)?;
+            let source = store::resolve_source(&a.files)?;
             let index = index_of(&source);
-            let summary = run_ingest(&source, &index, &spec, &a.ingest.options(), &ui).await?;
+            let summary = run_ingest(&index, &spec, &a.ingest.options(), &ui).await?;
             store::remember_last(&root, &source)?;
             report_ingest(&source, &summary, &ui)
         }
@@ -160,8 +159,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let source = source_of(&root, Some(files))?;
             let index = index_of(&source);
             let summary =
-                import::import_llamaindex(dir, index_id.as_deref(), &source, &index, &spec, &ui)
-                    .await?;
+                import::import_llamaindex(dir, index_id.as_deref(), &index, &spec, &ui).await?;
             store::remember_last(&root, &source)?;
             if ui.json {
                 return chat::print_json(
@@ -204,16 +202,8 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Export(args::ExportArgs { llamaindex, files }) => {
             let source = source_of(&root, files.as_deref())?;
-            let build = index_of(&source)
-                .open_live(false, false)
-                .await?
-                .ok_or_else(|| {
-                    CliError::no_input(
-                        format!("nothing is ingested for {}", source.key),
-                        format!("run `ragloom ingest {}` first", source.key),
-                    )
-                })?;
-            let done = export::export_llamaindex(&build, llamaindex).await?;
+            let live = index_of(&source).open().await?;
+            let done = export::export_llamaindex(live.build().as_ref(), llamaindex).await?;
             if ui.json {
                 return chat::print_json(&serde_json::json!({ "export": done }));
             }
@@ -266,7 +256,7 @@ fn server_of(
     files: &[String],
     root: &Path,
     spec: &ProviderSpec,
-    location: &StoreLocation,
+    location: &Arc<dyn IndexLocation>,
     top_k: usize,
     config: ragloom_server::ServerConfig,
     follow_links: bool,
@@ -297,11 +287,10 @@ fn server_of(
                 "name them with NAME=FILES",
             ));
         }
-        let index = Index::new(root, &source, location.clone());
+        let index = DurableIndex::new(location.clone(), root, source.clone());
         names.push(name.clone());
         indexes.push(std::sync::Arc::new(serve::CliIndex::new(
             name,
-            source,
             index,
             spec.clone(),
             llm.clone(),
@@ -316,7 +305,7 @@ async fn serve_http(
     a: &args::ServeArgs,
     root: &Path,
     spec: &ProviderSpec,
-    location: &StoreLocation,
+    location: &Arc<dyn IndexLocation>,
     top_k: usize,
 ) -> Result<(), CliError> {
     let keys: Vec<String> = a
@@ -399,7 +388,7 @@ async fn serve_http(
 }
 
 /// Providers and the store, from flags, environment and config file.
-fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, StoreLocation), CliError> {
+fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, StoreUrl), CliError> {
     let (path, required): (Option<PathBuf>, bool) = match &g.config {
         Some(p) => (Some(p.clone()), true),
         None => (config::default_config_path(), false),
@@ -415,8 +404,15 @@ fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, StoreLocation), CliE
         .or_else(|| env("RAGLOOM_STORE"))
         .or(file.store.clone());
     let location = match store {
-        Some(s) => StoreLocation::parse(&s)?,
-        None => StoreLocation::Embedded,
+        Some(s) => StoreUrl::parse(&s).map_err(|e| {
+            CliError::config(
+                e.to_string()
+                    .trim_start_matches("invalid input: ")
+                    .to_string(),
+                "see docs/cli.md for --store",
+            )
+        })?,
+        None => StoreUrl::Embedded,
     };
     Ok((config::resolve(g, env, file)?, location))
 }
@@ -424,9 +420,9 @@ fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, StoreLocation), CliE
 /// The source named by `--files`, else the one used last.
 fn source_of(root: &Path, files: Option<&str>) -> Result<Source, CliError> {
     match files {
-        Some(f) => Source::resolve(f),
+        Some(f) => store::resolve_source(f),
         None => match store::last_source(root) {
-            Some(key) => Source::resolve(&key),
+            Some(key) => store::resolve_source(&key),
             None => Err(CliError::no_input(
                 "no folder is ingested yet",
                 "run `ragloom ingest <folder>` or give --files",
@@ -436,14 +432,13 @@ fn source_of(root: &Path, files: Option<&str>) -> Result<Source, CliError> {
 }
 
 async fn run_ingest(
-    source: &Source,
-    index: &Index,
+    index: &DurableIndex,
     spec: &ProviderSpec,
     opts: &ingest::IngestOptions,
     ui: &Ui,
-) -> Result<IngestSummary, CliError> {
-    ui.note(&format!("Ingesting {} ...", source.key));
-    let summary = ingest::ingest(source, index, spec, opts, ui).await?;
+) -> Result<SyncReport, CliError> {
+    ui.note(&format!("Ingesting {} ...", index.source().key));
+    let summary = ingest::ingest(index, spec, opts, ui).await?;
     ui.note(&format!(
         "{} files ({} unchanged, {} failed), {} documents read: {} new or changed, {} unchanged; {} deleted; {} nodes in the index ({} ms)",
         summary.files,
@@ -459,7 +454,7 @@ async fn run_ingest(
     Ok(summary)
 }
 
-fn report_ingest(source: &Source, summary: &IngestSummary, ui: &Ui) -> Result<(), CliError> {
+fn report_ingest(source: &Source, summary: &SyncReport, ui: &Ui) -> Result<(), CliError> {
     if ui.json {
         chat::print_json(&serde_json::json!({ "source": source.key, "ingest": summary }))?;
     }
@@ -468,26 +463,25 @@ fn report_ingest(source: &Source, summary: &IngestSummary, ui: &Ui) -> Result<()
 
 async fn status(
     source: &Source,
-    index: &Index,
+    index: &DurableIndex,
     spec: &ProviderSpec,
     ui: &Ui,
 ) -> Result<(), CliError> {
-    let nothing = || {
+    let live = index.open_live().await?.ok_or_else(|| {
         CliError::no_input(
             format!("nothing is ingested for {}", source.key),
             format!("run `ragloom ingest {}`", source.key),
         )
-    };
-    let build = index.open_live(false, false).await?.ok_or_else(nothing)?;
-    let manifest = build.manifest()?.ok_or_else(nothing)?;
+    })?;
+    let (build, manifest) = (live.build(), live.manifest());
     let refs = build.docstore().get_all_ref_doc_info().await?;
     let node_count: usize = refs.values().map(|r| r.node_ids.len()).sum();
-    let info = build.info(index).await?;
+    let info = build.info(index.dir()).await?;
     if ui.json {
         return chat::print_json(&serde_json::json!({
             "source": manifest.source,
             "store": info,
-            "index_dir": index.dir.dir,
+            "index_dir": index.dir().dir,
             "size_bytes": info.size_bytes,
             "documents": refs.len(),
             "nodes": node_count,
@@ -495,10 +489,7 @@ async fn status(
             "chunk_size": manifest.settings.chunk_size,
             "chunk_overlap": manifest.settings.chunk_overlap,
             "chunk_tokenizer": manifest.settings.chunk_tokenizer.as_deref().unwrap_or("cl100k"),
-            "schema_version": match &build {
-                backend::Build::Sqlite(s) => Some(s.schema_version()?),
-                backend::Build::Postgres(..) | backend::Build::Qdrant(_) => None,
-            },
+            "schema_version": build.schema_version()?,
             "llm": spec.llm,
             "created": manifest.created,
             "updated": manifest.updated,
@@ -511,7 +502,7 @@ async fn status(
         "sqlite" => {
             out::line(format!(
                 "index:       {} ({})",
-                index.dir.dir.display(),
+                index.dir().dir.display(),
                 human_bytes(info.size_bytes)
             ))?;
             out::line(format!(
@@ -544,13 +535,17 @@ async fn status(
     ))?;
     out::line(format!(
         "embedding:   {}",
-        match manifest.settings.embed {
-            ragloom::EmbedSpec::None => match info.kind {
+        if manifest.settings.embed == ragloom::durable::no_model() {
+            match info.kind {
                 "sqlite" => "none (BM25 retrieval)".to_string(),
                 "qdrant" => "none (BM25 sparse-vector retrieval)".to_string(),
                 _ => "none (full-text retrieval)".to_string(),
-            },
-            ref e => format!("{} (hybrid retrieval)", e.label()),
+            }
+        } else {
+            format!(
+                "{} (hybrid retrieval)",
+                ingest::model_label(&manifest.settings.embed)
+            )
         }
     ))?;
     out::line(format!(

@@ -1,14 +1,11 @@
 //! `ragloom serve` and `ragloom mcp`: ingested folders as a service, each an
 //! index the server reopens when another process ingests it.
 
-use crate::answer::Retrievers;
-use crate::backend::Index;
 use crate::error::{CliError, exit};
 use crate::ingest::{self, IngestOptions};
-use crate::source::Source;
-use crate::store::Manifest;
 use crate::ui::Ui;
 use async_trait::async_trait;
+use ragloom::durable::{DurableIndex, IndexRetrievers, Manifest, Source};
 use ragloom::retrievers::Retriever;
 use ragloom::vector_stores::MetadataFilters;
 use ragloom::{Llm, ProviderSpec};
@@ -35,8 +32,7 @@ pub struct CliIndex {
 
 #[derive(Debug)]
 struct Shared {
-    source: Source,
-    index: Index,
+    index: DurableIndex,
     spec: ProviderSpec,
     llm: Option<Arc<dyn Llm>>,
     uploads_dir: PathBuf,
@@ -65,7 +61,7 @@ fn serve_error(e: CliError) -> ServeError {
 }
 
 #[derive(Debug)]
-struct Factory(Retrievers);
+struct Factory(IndexRetrievers);
 
 #[async_trait]
 impl RetrieverFactory for Factory {
@@ -81,17 +77,15 @@ impl RetrieverFactory for Factory {
 impl CliIndex {
     pub fn new(
         name: String,
-        source: Source,
-        index: Index,
+        index: DurableIndex,
         spec: ProviderSpec,
         llm: Option<Arc<dyn Llm>>,
         follow_links: bool,
     ) -> Self {
-        let uploads_dir = index.dir.uploads_dir();
+        let uploads_dir = index.uploads_dir();
         Self {
             name,
             shared: Arc::new(Shared {
-                source,
                 index,
                 spec,
                 llm,
@@ -111,19 +105,14 @@ impl Shared {
         if let Some(c) = cache.as_ref().filter(|c| c.checked.elapsed() < REFRESH) {
             return Ok((c.view.clone(), c.manifest.clone()));
         }
-        let nothing = || {
+        let source = self.index.source();
+        let live = self.index.open_live().await?.ok_or_else(|| {
             ServeError::NotFound(format!(
                 "nothing is ingested for {}: run `ragloom ingest {}`",
-                self.source.key, self.source.key
+                source.key, source.key
             ))
-        };
-        let build = self
-            .index
-            .open_live(false, false)
-            .await
-            .map_err(serve_error)?
-            .ok_or_else(nothing)?;
-        let manifest = Arc::new(build.manifest()?.ok_or_else(nothing)?);
+        })?;
+        let manifest = Arc::new(live.manifest().clone());
         if let Some(c) = cache
             .as_mut()
             .filter(|c| c.manifest.updated == manifest.updated)
@@ -131,7 +120,7 @@ impl Shared {
             c.checked = Instant::now();
             return Ok((c.view.clone(), c.manifest.clone()));
         }
-        let retrievers = Retrievers::open(build, &manifest.settings.embed, &self.spec, &QUIET)
+        let retrievers = crate::answer::retrievers(&live, &self.spec, &QUIET)
             .await
             .map_err(serve_error)?;
         let view = Arc::new(IndexView {
@@ -139,10 +128,10 @@ impl Shared {
             docstore: retrievers.build().docstore(),
             retrievers: Arc::new(Factory(retrievers)),
             llm: self.llm.clone(),
-            base: Some(self.source.base.clone()),
+            base: Some(source.base.clone()),
             uploads_dir: Some(self.uploads_dir.clone()),
         });
-        tracing::info!(source = %self.source.key, updated = %manifest.updated, "opened the index");
+        tracing::info!(source = %source.key, updated = %manifest.updated, "opened the index");
         *cache = Some(Cached {
             view: view.clone(),
             manifest: manifest.clone(),
@@ -170,12 +159,12 @@ impl ServedIndex for CliIndex {
             "documents": refs.len(),
             "nodes": refs.values().map(|r| r.node_ids.len()).sum::<usize>(),
             "retrieval": view.retrieval,
-            "embedding": m.settings.embed.label(),
+            "embedding": crate::ingest::model_label(&m.settings.embed),
             "llm": match self.shared.spec.llm {
                 ragloom::LlmSpec::None => None,
                 ref l => Some(l.label()),
             },
-            "store": self.shared.index.location.label(),
+            "store": self.shared.index.location().label(),
             "chunk_size": m.settings.chunk_size,
             "chunk_overlap": m.settings.chunk_overlap,
             "chunk_tokenizer": m.settings.chunk_tokenizer.as_deref().unwrap_or("cl100k"),
@@ -204,7 +193,6 @@ impl Uploads for CliUploads {
     async fn ingest(&self) -> Result<serde_json::Value, ServeError> {
         let s = &self.0;
         let summary = ingest::ingest(
-            &s.source,
             &s.index,
             &s.spec,
             &IngestOptions {
@@ -223,7 +211,7 @@ impl Uploads for CliUploads {
 
 /// Index names from folder names (as the index folders are named), unique.
 pub fn index_name(source: &Source, taken: &[String]) -> String {
-    let base = crate::store::readable_name(source);
+    let base = source.readable_name();
     let mut name = base.clone();
     let mut n = 2;
     while taken.contains(&name) {

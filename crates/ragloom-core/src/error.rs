@@ -75,6 +75,10 @@ pub enum Error {
     /// An evaluator set to raise (`raise_error`) judged a response invalid.
     #[error("evaluation: {0}")]
     Evaluation(String),
+    /// A durable index's own failure (a busy writer, nothing to ingest, a
+    /// damaged store, a conflicting commit); see [`IndexError`].
+    #[error(transparent)]
+    Index(#[from] IndexError),
     /// Anything else.
     #[error("{0}")]
     Other(String),
@@ -110,6 +114,62 @@ impl Error {
             source: Some(source.into()),
         }
     }
+}
+
+/// Errors of a durable index that a caller may want to tell apart (the
+/// command line turns each into an exit code and a hint).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    /// Another writer holds the source's lock and the caller asked not to wait.
+    #[error("another ingest of this folder is running")]
+    WriterBusy,
+    /// The listing found no readable file; the index is kept as it was
+    /// (`held`: it holds an earlier ingest) unless `prune` is set.
+    #[error("no readable files in {source_key}")]
+    NoFiles {
+        /// The source's key.
+        source_key: String,
+        /// Whether the index holds an earlier ingest (kept as it was).
+        held: bool,
+    },
+    /// The source's files were read but yield no text, and the index held
+    /// some: kept as it was unless `prune` is set.
+    #[error("{source_key} yields no text now")]
+    NoText {
+        /// The source's key.
+        source_key: String,
+    },
+    /// Nothing was ingested for the source yet.
+    #[error("nothing is ingested for {source_key}")]
+    NotIngested {
+        /// The source's key.
+        source_key: String,
+    },
+    /// What the store holds for the source is damaged or missing; rebuilding
+    /// the index (clear, then sync) repairs it.
+    #[error("{what}")]
+    Damaged {
+        /// What is wrong, naming the file, table or collection.
+        what: String,
+    },
+    /// Another writer (from another machine) committed while this one ran:
+    /// nothing of this one was published.
+    #[error(
+        "another ingest of {source_key} committed while this one ran; nothing of this one was published"
+    )]
+    Conflict {
+        /// The source's key.
+        source_key: String,
+    },
+    /// The chunking asked for cannot be used.
+    #[error("{message}")]
+    Settings {
+        /// What is wrong.
+        message: String,
+        /// What to give instead.
+        hint: String,
+    },
 }
 
 /// `Result` with [`Error`] as the default error.

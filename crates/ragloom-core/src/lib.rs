@@ -23,6 +23,7 @@ pub mod agent;
 pub mod callbacks;
 pub mod chat_engine;
 pub mod data_structs;
+pub mod durable;
 pub mod embeddings;
 pub mod error;
 pub mod evaluation;

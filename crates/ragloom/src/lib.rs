@@ -30,6 +30,7 @@ pub mod prompts {
     pub use ragloom_core::prompts::*;
 }
 
+pub mod durable;
 pub mod providers;
 pub use providers::{EmbedSpec, LlmSpec, ProviderSpec, SettingsFromEnv};
 

@@ -29,12 +29,14 @@
 //! machine) waits for the first; readers never wait.
 
 mod admin;
+mod durable;
 mod embedding_cache;
 mod kv;
 mod store;
 mod transaction;
 
 pub use admin::{WriterLock, drop_index, index_names, lock_key};
+pub use durable::{PostgresBuild, PostgresLocation};
 pub use embedding_cache::PostgresEmbeddingCache;
 pub use kv::{KvTableName, PostgresKv};
 pub use store::{MAX_NAME, PostgresStore, PostgresStoreBuilder};

@@ -23,6 +23,7 @@
 mod bm25;
 mod db;
 mod docstore;
+mod durable;
 mod embedding_cache;
 mod keyword;
 mod kv;
@@ -34,6 +35,7 @@ mod vector_store;
 pub use bm25::SqliteBm25Retriever;
 pub use db::{SqliteOptions, database_files};
 pub use docstore::{PreparedNodes, SqliteDocumentStore};
+pub use durable::{SqliteBuild, SqliteLocation, live_db};
 pub use kv::SqliteKv;
 /// Core's cache in front of an embedding model; a [`SqliteStore`] holds it.
 pub use ragloom_core::embeddings::CachedEmbedding;

@@ -30,12 +30,14 @@
 
 pub mod admin;
 mod backend;
+mod durable;
 mod filters;
 pub mod generation;
 mod kv;
 pub mod sparse;
 mod store;
 
+pub use durable::{LocalCache, QdrantBuild, QdrantLocation};
 pub use generation::{CommitMarkers, Generation};
 pub use kv::{FLUSH_BYTES, QdrantKv};
 pub use sparse::{Bm25SparseEncoder, SparseVector};

@@ -1,7 +1,7 @@
 //! Timing an ingest's stages: a tokenizer that adds up the time spent in it,
 //! and a thread's CPU time, so `ingest --json` can set each stage beside its floor.
 
-use ragloom::Tokenizer;
+use crate::tokenizer::Tokenizer;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn counts_as_the_inner_tokenizer_and_adds_up_its_time() {
-        let inner = ragloom::default_tokenizer();
+        let inner = crate::tokenizer::default_tokenizer();
         let timed = TimedTokenizer::new(inner.clone());
         assert_eq!(timed.elapsed(), Duration::ZERO);
         let text = "The quick brown fox jumps over the lazy dog. ".repeat(200);

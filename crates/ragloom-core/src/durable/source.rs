@@ -1,12 +1,12 @@
-//! What `--files` names: a folder, a file or a glob, resolved to the files to
-//! read and to the stable key its index is stored under.
+//! What a durable index is synced from: a folder, a file or a glob, resolved
+//! to the files to read and to the stable key its index is stored under.
 
-use crate::error::CliError;
+use crate::error::{Error, Result};
 use globset::GlobBuilder;
 use std::path::{Component, Path, PathBuf};
 
-/// A resolved `--files` argument.
-#[derive(Debug, Clone)]
+/// A resolved source.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
     /// What identifies the index: the canonical folder or file, or
     /// `<canonical base>/<pattern>` for a glob.
@@ -18,7 +18,7 @@ pub struct Source {
 }
 
 /// How a source's files are found.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceKind {
     /// Every file under a folder, recursively (hidden files excluded).
     Folder,
@@ -34,15 +34,13 @@ fn has_glob_chars(s: &str) -> bool {
 
 impl Source {
     /// Resolves `arg` (a folder, a file, or a glob such as `docs/**/*.md`).
-    pub fn resolve(arg: &str) -> Result<Self, CliError> {
+    /// A path that does not exist is [`Error::NotFound`].
+    pub fn resolve(arg: &str) -> Result<Self> {
         let path = Path::new(arg);
         if !has_glob_chars(arg) || path.exists() {
-            let canonical = path.canonicalize().map_err(|e| {
-                CliError::no_input(
-                    format!("cannot read {arg}: {e}"),
-                    "give a folder, a file, or a glob such as \"docs/**/*.md\"",
-                )
-            })?;
+            let canonical = path
+                .canonicalize()
+                .map_err(|e| Error::NotFound(format!("cannot read {arg}: {e}")))?;
             return Ok(if canonical.is_dir() {
                 Self {
                     key: canonical.display().to_string(),
@@ -69,10 +67,9 @@ impl Source {
                 base.push(c);
             } else {
                 if matches!(c, Component::ParentDir) {
-                    return Err(CliError::no_input(
-                        format!("the glob {arg} has `..` after its first wildcard"),
-                        "put the `..` parts before the wildcard, e.g. ../docs/**/*.md",
-                    ));
+                    return Err(Error::InvalidInput(format!(
+                        "the glob {arg} has `..` after its first wildcard; put the `..` parts before the wildcard, e.g. ../docs/**/*.md"
+                    )));
                 }
                 rest.push(s.into_owned());
             }
@@ -81,10 +78,10 @@ impl Source {
             base.push(".");
         }
         let base = base.canonicalize().map_err(|e| {
-            CliError::no_input(
-                format!("cannot read {}: {e}", base.display()),
-                "the part of the glob before the first wildcard must be a folder",
-            )
+            Error::NotFound(format!(
+                "cannot read {}: {e} (the part of the glob before the first wildcard must be a folder)",
+                base.display()
+            ))
         })?;
         let pattern = rest.join("/");
         Ok(Self {
@@ -95,19 +92,14 @@ impl Source {
     }
 
     /// The files a glob source matches (sorted), or `None` for a folder or a file.
-    pub fn glob_files(&self) -> Result<Option<Vec<PathBuf>>, CliError> {
+    pub fn glob_files(&self) -> Result<Option<Vec<PathBuf>>> {
         let SourceKind::Glob(pattern) = &self.kind else {
             return Ok(None);
         };
         let glob = GlobBuilder::new(pattern)
             .literal_separator(true)
             .build()
-            .map_err(|e| {
-                CliError::no_input(
-                    format!("bad glob {pattern}: {e}"),
-                    "quote the glob so the shell does not expand it: --files \"docs/**/*.md\"",
-                )
-            })?
+            .map_err(|e| Error::InvalidInput(format!("bad glob {pattern}: {e}")))?
             .compile_matcher();
         let mut files = Vec::new();
         for entry in walkdir::WalkDir::new(&self.base)
@@ -115,10 +107,7 @@ impl Source {
             .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
         {
             let entry = entry.map_err(|e| {
-                CliError::no_input(
-                    format!("cannot list {}: {e}", self.base.display()),
-                    "check the folder's permissions",
-                )
+                Error::NotFound(format!("cannot list {}: {e}", self.base.display()))
             })?;
             if !entry.file_type().is_file() {
                 continue;
@@ -140,6 +129,31 @@ impl Source {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| path.to_string())
     }
+
+    /// A name for the index's folder: the source's folder or file name, kept
+    /// to letters, digits, `-` and `_` (others become `_`), at most 40
+    /// characters; `root` when nothing is left.
+    pub fn readable_name(&self) -> String {
+        let name: String = Path::new(&self.key)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(40)
+            .collect();
+        if name.is_empty() {
+            "root".to_string()
+        } else {
+            name
+        }
+    }
 }
 
 #[cfg(test)]
@@ -159,9 +173,11 @@ mod tests {
         let s = Source::resolve(root.join("a").to_str().unwrap()).unwrap();
         assert!(matches!(s.kind, SourceKind::Folder));
         assert_eq!(s.key, root.join("a").display().to_string());
+        assert_eq!(s.readable_name(), "a");
 
         let s = Source::resolve(root.join("a/one.md").to_str().unwrap()).unwrap();
         assert!(matches!(s.kind, SourceKind::File(_)));
+        assert_eq!(s.readable_name(), "one_md");
 
         let g = format!("{}/a/**/*.md", root.display());
         let s = Source::resolve(&g).unwrap();
@@ -174,6 +190,8 @@ mod tests {
         );
 
         let err = Source::resolve(root.join("missing").to_str().unwrap()).unwrap_err();
-        assert_eq!(err.code, crate::error::exit::NO_INPUT);
+        assert!(matches!(err, Error::NotFound(_)), "{err}");
+        let err = Source::resolve(&format!("{}/a/*/../x", root.display())).unwrap_err();
+        assert!(matches!(err, Error::InvalidInput(_)), "{err}");
     }
 }

@@ -1,0 +1,568 @@
+//! The durable index through the library's API, on the embedded store always
+//! and on PostgreSQL and Qdrant when their servers are up (`.ci/run` starts
+//! them): a sync reads what changed, keeps what failed to read and deletes
+//! what vanished; one writer at a time; and a sync killed at any moment
+//! leaves the old state or the new one, never a mix.
+//!
+//! The kill test runs each sync in a child process: this test binary again,
+//! told what to sync by `RAGLOOM_DURABLE_CHILD` (see [`child_sync`]).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use ragloom::durable::{
+    DurableIndex, IndexError, Source, StoreUrl, SyncOptions, SyncReport, read_files,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Where a test keeps its indexes: the embedded store, a PostgreSQL schema
+/// of its own, or a Qdrant test server of its own.
+struct Store {
+    url: StoreUrl,
+    kind: &'static str,
+    _qdrant: Option<QdrantServer>,
+}
+
+/// A Qdrant test server process, stopped when dropped.
+struct QdrantServer(std::process::Child);
+
+impl Drop for QdrantServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn required(what: &str) -> bool {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{what} is missing: .ci/run should have provided it"
+    );
+    eprintln!("skipped: {what} is missing");
+    false
+}
+
+/// The embedded store, and the others whose servers are up.
+fn stores() -> Vec<Store> {
+    let mut out = vec![Store {
+        url: StoreUrl::Embedded,
+        kind: "sqlite",
+        _qdrant: None,
+    }];
+    match std::env::var("RAGLOOM_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => {
+            let n = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos();
+            out.push(Store {
+                url: StoreUrl::Postgres {
+                    url,
+                    schema: format!("durable_{}_{n}", std::process::id()),
+                },
+                kind: "postgres",
+                _qdrant: None,
+            });
+        }
+        _ => {
+            required("RAGLOOM_TEST_PG_URL (PostgreSQL)");
+        }
+    }
+    if let Some((url, server)) = start_qdrant() {
+        out.push(Store {
+            url: StoreUrl::Qdrant {
+                url,
+                prefix: "durable_".into(),
+            },
+            kind: "qdrant",
+            _qdrant: Some(server),
+        });
+    }
+    out
+}
+
+/// Starts the Qdrant test server `cargo test --workspace` builds beside this
+/// test (or `RAGLOOM_TEST_QDRANT_SERVER`).
+fn start_qdrant() -> Option<(String, QdrantServer)> {
+    use std::io::BufRead;
+    let bin = std::env::var_os("RAGLOOM_TEST_QDRANT_SERVER")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let exe = std::env::current_exe().ok()?;
+            Some(exe.parent()?.parent()?.join(format!(
+                "ragloom-qdrant-test-server{}",
+                std::env::consts::EXE_SUFFIX
+            )))
+        })
+        .filter(|p| p.is_file());
+    let Some(bin) = bin else {
+        required("the Qdrant test server (cargo build -p ragloom-qdrant-test-server)");
+        return None;
+    };
+    let mut server = QdrantServer(
+        std::process::Command::new(bin)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening ")
+        .unwrap_or_else(|| panic!("the Qdrant test server said {line:?}"))
+        .to_string();
+    Some((url, server))
+}
+
+impl Store {
+    /// This store's location for the indexes tagged `tag` (in a shared
+    /// server, the tag keeps them apart from the test's other indexes).
+    fn url_for(&self, tag: &str) -> StoreUrl {
+        match &self.url {
+            StoreUrl::Postgres { url, schema } => StoreUrl::Postgres {
+                url: url.clone(),
+                schema: format!("{schema}_{tag}"),
+            },
+            StoreUrl::Qdrant { url, prefix } => StoreUrl::Qdrant {
+                url: url.clone(),
+                prefix: format!("{prefix}{tag}_"),
+            },
+            StoreUrl::Embedded => StoreUrl::Embedded,
+        }
+    }
+
+    /// The index of `data` tagged `tag`, its local folder under `root`.
+    fn index(&self, root: &Path, data: &Path, tag: &str) -> DurableIndex {
+        index_at(&self.url_for(tag), root, data)
+    }
+}
+
+fn index_at(url: &StoreUrl, root: &Path, data: &Path) -> DurableIndex {
+    let source = Source::resolve(data.to_str().unwrap()).unwrap();
+    DurableIndex::new(url.connect().unwrap(), root, source)
+}
+
+/// Removes an index a test made (its builds in a shared server).
+fn clear(index: &DurableIndex) {
+    runtime().block_on(index.clear(&options())).unwrap();
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn sync(index: &DurableIndex) -> SyncReport {
+    runtime().block_on(index.sync(&options())).unwrap()
+}
+
+fn options() -> SyncOptions {
+    SyncOptions {
+        num_workers: 2,
+        ..SyncOptions::default()
+    }
+}
+
+/// What an index holds, independent of its random node ids: each
+/// document's hash and its nodes' text hashes in order, and the files seen.
+fn state(index: &DurableIndex) -> BTreeMap<String, String> {
+    runtime().block_on(async {
+        let mut out = BTreeMap::new();
+        let Some(live) = index.open_live().await.unwrap() else {
+            return out;
+        };
+        let docstore = live.docstore();
+        for (doc, info) in docstore.get_all_ref_doc_info().await.unwrap() {
+            let nodes = docstore.get_nodes(&info.node_ids).await.unwrap();
+            let hashes: Vec<String> = nodes.iter().map(|n| n.hash()).collect();
+            let doc_hash = docstore.get_document_hash(&doc).await.unwrap();
+            out.insert(
+                format!("doc {doc}"),
+                format!("{doc_hash:?} {}", hashes.join(",")),
+            );
+        }
+        for (path, rec) in read_files(&*live.build().kv()).unwrap() {
+            out.insert(
+                format!("file {path}"),
+                format!("{} {} {:?}", rec.size, rec.mtime_ns, rec.docs),
+            );
+        }
+        out
+    })
+}
+
+/// Sets every file's modification time an hour back (not racy).
+fn age(dir: &Path) {
+    let past = SystemTime::now() - Duration::from_secs(3600);
+    for e in std::fs::read_dir(dir).unwrap() {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(e.unwrap().path())
+            .unwrap();
+        f.set_modified(past).unwrap();
+    }
+}
+
+/// A folder of files cut from the books in examples/data, the `edited` ones changed.
+fn book_corpus(dir: &Path, files: std::ops::Range<usize>, edited: std::ops::Range<usize>) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data");
+    let text = std::fs::read_to_string(format!("{root}/alice29.txt")).unwrap()
+        + &std::fs::read_to_string(format!("{root}/asyoulik.txt")).unwrap();
+    let paras: Vec<&str> = text.split("\n\n").collect();
+    for i in files {
+        let body: Vec<&str> = (0..12)
+            .map(|j| paras[(i * 7 + j * 13) % paras.len()])
+            .collect();
+        let mut body = body.join("\n\n");
+        if edited.contains(&i) {
+            body.push_str("\n\nThis copy was edited after the first sync.");
+        }
+        std::fs::write(dir.join(format!("part-{i:03}.txt")), body).unwrap();
+    }
+    age(dir);
+}
+
+#[test]
+fn a_sync_reads_what_changed_keeps_what_failed_and_deletes_what_vanished() {
+    for store in stores() {
+        let work = tempfile::tempdir().unwrap();
+        let data = work.path().join("docs");
+        book_corpus(&data, 0..6, 0..0);
+        let index = store.index(&work.path().join("root"), &data, "basics");
+        let first = sync(&index);
+        assert_eq!((first.files, first.ingested), (6, 6), "{}", store.kind);
+
+        let again = sync(&index);
+        assert_eq!(again.files_unchanged, 6, "{}: {again:?}", store.kind);
+        assert_eq!(again.documents, 0, "{}: nothing read", store.kind);
+
+        // One edited, one gone, one unreadable (a link to nowhere, which
+        // no user can read): its nodes stay.
+        std::fs::write(data.join("part-000.txt"), "An edited heron.").unwrap();
+        std::fs::remove_file(data.join("part-001.txt")).unwrap();
+        let unreadable = data.join("part-002.txt");
+        std::fs::remove_file(&unreadable).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(work.path().join("nowhere"), &unreadable).unwrap();
+        let third = sync(&index);
+        assert_eq!(third.deleted, 1, "{}: {third:?}", store.kind);
+        #[cfg(unix)]
+        assert_eq!(third.failed_files, 1, "{}: {third:?}", store.kind);
+        let live = runtime().block_on(index.open()).unwrap();
+        let nodes = runtime()
+            .block_on(
+                live.keyword_retriever(2, None)
+                    .unwrap()
+                    .retrieve(&"edited heron".into()),
+            )
+            .unwrap();
+        assert!(
+            nodes[0].node.get_text().contains("edited heron"),
+            "{}: {nodes:?}",
+            store.kind
+        );
+        let docs = runtime()
+            .block_on(live.docstore().get_all_ref_doc_info())
+            .unwrap();
+        assert!(
+            !docs.keys().any(|d| d.contains("part-001")),
+            "{}: the vanished file's document is gone",
+            store.kind
+        );
+        #[cfg(unix)]
+        assert!(
+            docs.keys().any(|d| d.contains("part-002")),
+            "{}: the unreadable file keeps its document",
+            store.kind
+        );
+        clear(&index);
+    }
+}
+
+#[test]
+fn a_second_writer_waits_or_with_no_wait_fails_at_once() {
+    for store in stores() {
+        let work = tempfile::tempdir().unwrap();
+        let data = work.path().join("docs");
+        book_corpus(&data, 0..3, 0..0);
+        let index = store.index(&work.path().join("root"), &data, "writers");
+        let rt = runtime();
+        let held = rt.block_on(index.lock_writer(&options())).unwrap();
+        let no_wait = SyncOptions {
+            no_wait: true,
+            ..options()
+        };
+        let started = Instant::now();
+        let err = rt.block_on(index.sync(&no_wait)).unwrap_err();
+        assert!(
+            matches!(err, ragloom::Error::Index(IndexError::WriterBusy)),
+            "{}: {err}",
+            store.kind
+        );
+        assert!(started.elapsed() < Duration::from_secs(10), "at once");
+
+        let waiting = {
+            let index = index.clone();
+            rt.spawn(async move { index.sync(&options()).await })
+        };
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!waiting.is_finished(), "{}: it waits", store.kind);
+        assert!(
+            state(&index).is_empty(),
+            "{}: nothing written yet",
+            store.kind
+        );
+        drop(held);
+        let report = rt.block_on(waiting).unwrap().unwrap();
+        assert_eq!(report.ingested, 3, "{}", store.kind);
+        clear(&index);
+    }
+}
+
+/// The child of the kill test: syncs the source named by
+/// `RAGLOOM_DURABLE_CHILD` (`ROOT\nDATA\nSTORE URL`); nothing without it.
+#[test]
+fn child_sync() {
+    let Ok(spec) = std::env::var("RAGLOOM_DURABLE_CHILD") else {
+        return;
+    };
+    let parts: Vec<&str> = spec.split('\n').collect();
+    let [root, data, url] = parts[..] else {
+        panic!("RAGLOOM_DURABLE_CHILD={spec:?}");
+    };
+    let url = StoreUrl::parse(url).unwrap();
+    sync(&index_at(&url, Path::new(root), Path::new(data)));
+}
+
+/// The store URL of `store`'s indexes tagged `tag`, as a child parses it.
+fn child_url(store: &Store, tag: &str) -> String {
+    match store.url_for(tag) {
+        StoreUrl::Embedded => "embedded".into(),
+        StoreUrl::Postgres { url, schema } => {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{sep}schema={schema}")
+        }
+        StoreUrl::Qdrant { url, prefix } => format!(
+            "{}?prefix={}",
+            url.replacen("http://", "qdrant://", 1),
+            prefix.trim_end_matches('_')
+        ),
+    }
+}
+
+/// Starts a sync of `data` in a child process and kills it after `delay`.
+fn sync_killed_after(store: &Store, root: &Path, data: &Path, tag: &str, delay: Duration) {
+    let spec = format!(
+        "{}\n{}\n{}",
+        root.display(),
+        data.display(),
+        child_url(store, tag)
+    );
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_sync", "--nocapture", "--test-threads=1"])
+        .env("RAGLOOM_DURABLE_CHILD", spec)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed after `delay`, or waited for when it ends first.
+    let started = Instant::now();
+    while started.elapsed() < delay {
+        if child.try_wait().unwrap().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = child.kill();
+    child.wait().unwrap();
+}
+
+/// A small pseudo-random generator, seeded from the clock (printed, to replay a failure).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+}
+
+/// Random kills of a sync from an old folder to a new one (50 files gone, 20
+/// edited, 50 new), each checked against complete syncs of both: 20 rounds
+/// on SQLite and PostgreSQL, 5 on Qdrant; `RAGLOOM_KILL_ROUNDS` sets them.
+#[test]
+fn a_sync_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
+    for store in stores() {
+        let rounds: usize = std::env::var("RAGLOOM_KILL_ROUNDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if store.kind == "qdrant" { 5 } else { 20 });
+        let work = tempfile::tempdir().unwrap();
+        let data = work.path().join("docs");
+        // Each version is written once and moved into place: a file's change
+        // time is its `creation_date`, in its hash.
+        let (old_docs, new_docs) = (work.path().join("old-docs"), work.path().join("new-docs"));
+        book_corpus(&old_docs, 0..150, 0..0);
+        book_corpus(&new_docs, 50..200, 100..120);
+        let swap = |out: &Path, into: &Path| {
+            std::fs::rename(&data, out).unwrap();
+            std::fs::rename(into, &data).unwrap();
+        };
+        std::fs::rename(&old_docs, &data).unwrap();
+        let old_index = store.index(&work.path().join("old"), &data, "old");
+        sync(&old_index);
+        let old = state(&old_index);
+        swap(&old_docs, &new_docs);
+        let new_index = store.index(&work.path().join("new"), &data, "new");
+        sync(&new_index);
+        let new = state(&new_index);
+        clear(&new_index);
+        // How long a child takes, start to end, from the old state: the
+        // kills are spread over it.
+        let probe = work.path().join("probe");
+        let probe_index = store.index(&probe, &data, "probe");
+        swap(&new_docs, &old_docs);
+        sync(&probe_index);
+        swap(&old_docs, &new_docs);
+        let started = Instant::now();
+        sync_killed_after(&store, &probe, &data, "probe", Duration::from_secs(600));
+        let full_time = started.elapsed();
+        assert_eq!(
+            state(&probe_index),
+            new,
+            "{}: a child's whole sync",
+            store.kind
+        );
+        clear(&probe_index);
+        assert_ne!(old, new);
+        let seed = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        eprintln!(
+            "{}: kill test seed {seed}, full sync {full_time:?}",
+            store.kind
+        );
+        let mut rng = Lcg(seed);
+        let (mut saw_old, mut saw_new) = (0, 0);
+        for round in 0..rounds {
+            // Each round starts from the old state: a copy of its folder on
+            // the embedded store, synced afresh in a server.
+            let tag = format!("k{round}");
+            let root = work.path().join(&tag);
+            let index = store.index(&root, &data, &tag);
+            if store.kind == "sqlite" {
+                copy_dir(&work.path().join("old"), &root);
+            } else {
+                swap(&new_docs, &old_docs);
+                sync(&index);
+                swap(&old_docs, &new_docs);
+            }
+            assert_eq!(
+                state(&index),
+                old,
+                "{} round {round}: the old state",
+                store.kind
+            );
+            let delay =
+                Duration::from_micros(rng.next() % (full_time.as_micros() as u64 * 11 / 10).max(1));
+            sync_killed_after(&store, &root, &data, &tag, delay);
+            let now = state(&index);
+            if now == old {
+                saw_old += 1;
+            } else if now == new {
+                saw_new += 1;
+            } else {
+                panic!(
+                    "{} round {round} (seed {seed}, killed after {delay:?}): a mixed state",
+                    store.kind
+                );
+            }
+            // The next sync completes and lands on the new state.
+            sync(&index);
+            assert_eq!(
+                state(&index),
+                new,
+                "{} round {round}: after a kill",
+                store.kind
+            );
+            clear(&index);
+        }
+        clear(&old_index);
+        eprintln!(
+            "{}: kills left the old state {saw_old} times, the new one {saw_new}",
+            store.kind
+        );
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let target = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// An index the command line wrote before the durable index moved into the
+/// library (`tests/data/durable-v1`) opens through the library, answers, and
+/// a sync of its unchanged folder reads nothing.
+#[cfg(unix)]
+#[test]
+fn an_index_written_by_the_earlier_command_line_opens_and_syncs_nothing() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/durable-v1");
+    // The source key is the folder's absolute path, as it was.
+    let at = Path::new("/tmp/ragloom-durable-fixture");
+    let _ = std::fs::remove_dir_all(at);
+    copy_dir(&fixture.join("docs"), &at.join("docs"));
+    copy_dir(&fixture.join("root"), &at.join("root"));
+    let then = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
+    for e in std::fs::read_dir(at.join("docs")).unwrap() {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(e.unwrap().path())
+            .unwrap();
+        f.set_modified(then).unwrap();
+    }
+    let index = index_at(&StoreUrl::Embedded, &at.join("root"), &at.join("docs"));
+    let rt = runtime();
+    let live = rt.block_on(index.open()).unwrap();
+    assert_eq!(live.manifest().last_ingest.nodes_total, 3);
+    let hits = rt
+        .block_on(
+            live.keyword_retriever(1, None)
+                .unwrap()
+                .retrieve(&"Who repainted the boat?".into()),
+        )
+        .unwrap();
+    assert!(
+        hits[0].node.get_text().contains("harbour mechanic"),
+        "{hits:?}"
+    );
+    let report = sync(&index);
+    assert_eq!(
+        (report.files, report.files_unchanged, report.documents),
+        (3, 3, 0),
+        "{report:?}"
+    );
+    assert_eq!(report.nodes_total, 3);
+    let _ = std::fs::remove_dir_all(at);
+}
