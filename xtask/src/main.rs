@@ -125,6 +125,8 @@ fn ci() -> Result {
         run(step, test)?;
     }
 
+    durable_example_twice()?;
+
     let mut doc = cargo();
     doc.args(["doc", "--workspace", "--no-deps", "--all-features"])
         .env("RUSTDOCFLAGS", "-D warnings");
@@ -152,6 +154,49 @@ fn ci() -> Result {
     }
     eprintln!("==> ci: all checks passed");
     Ok(())
+}
+
+/// `examples/durable_index.rs` from a fresh folder, twice: the first run
+/// syncs every file, the second reads none (what the example promises).
+fn durable_example_twice() -> Result {
+    let root = env::temp_dir().join("ragloom-durable-example");
+    let _ = std::fs::remove_dir_all(&root);
+    let mut outputs = Vec::new();
+    for _ in 0..2 {
+        let step = "cargo run --example durable_index";
+        eprintln!("==> {step}");
+        let out = cargo()
+            .args([
+                "run",
+                "-q",
+                "-p",
+                "ragloom-examples",
+                "--features",
+                "sqlite",
+            ])
+            .args(["--example", "durable_index"])
+            .output()
+            .map_err(|e| format!("{step}: could not start: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        eprint!("{text}");
+        if !out.status.success() {
+            return Err(format!(
+                "{step} failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        outputs.push(text);
+    }
+    let first_read = !outputs[0].contains(": 0 documents new or changed");
+    let second_read_none = outputs[1].contains(": 0 documents new or changed");
+    if first_read && second_read_none {
+        Ok(())
+    } else {
+        Err(format!(
+            "the durable-index example should sync once, then read nothing: {outputs:?}"
+        ))
+    }
 }
 
 /// ragloom-core must stay free of provider crates: a third party builds an
