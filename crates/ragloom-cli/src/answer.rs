@@ -5,12 +5,10 @@ use crate::error::CliError;
 use crate::out;
 use crate::ui::Ui;
 use futures::StreamExt;
+use ragloom::ProviderSpec;
 use ragloom::durable::{DurableIndex, IndexRetrievers, LiveIndex, Source};
-use ragloom::query_engine::{QueryEngine, RetrieverQueryEngine};
-use ragloom::retrievers::Retriever;
-use ragloom::{Llm, NodeWithScore, ProviderSpec, QueryBundle};
-use ragloom_server::passage::{self, LineIndex, Passage};
-use serde::Serialize;
+use ragloom::query_engine::answer::{Answer, Answerer, NO_LLM_NOTE, score};
+use ragloom::query_engine::passage::Passage;
 use std::sync::Arc;
 
 /// The retrievers of an opened index, with dense search when the
@@ -31,28 +29,11 @@ pub async fn retrievers(
     Ok(retrievers)
 }
 
-/// An opened index, ready to answer.
+/// An opened index, ready to answer through the library's [`Answerer`].
 #[derive(Debug)]
 pub struct Engine {
     pub source: Source,
-    pub retriever: Arc<dyn Retriever>,
-    pub retrieval: &'static str,
-    pub llm: Option<Arc<dyn Llm>>,
-    lines: LineIndex,
-}
-
-/// An answer, as `--json` prints it.
-#[derive(Debug, Serialize)]
-pub struct Answer {
-    pub question: String,
-    /// The generated answer; `null` when no LLM is configured.
-    pub answer: Option<String>,
-    /// `llm` or `passages`.
-    pub mode: &'static str,
-    /// `bm25` (the embedded store's keyword index), `fulltext`
-    /// (PostgreSQL's), `sparse` (Qdrant's) or `hybrid` (either fused with vectors).
-    pub retrieval: &'static str,
-    pub sources: Vec<Passage>,
+    pub answerer: Answerer,
 }
 
 impl Engine {
@@ -74,92 +55,51 @@ impl Engine {
         }
         let retrievers = retrievers(&live, spec, ui).await?;
         let retriever = retrievers.retriever(top_k, None)?;
-        let retrieval = retrievers.retrieval;
-        let llm = spec.llm.build()?;
         ui.detail(&format!(
-            "retrieval: {retrieval}; llm: {}",
+            "retrieval: {}; llm: {}",
+            retrievers.retrieval,
             spec.llm.label()
         ));
-        Ok(Self {
-            source,
-            retriever,
-            retrieval,
-            llm,
-            lines: LineIndex::new(),
-        })
+        let shown = source.clone();
+        let answerer = Answerer::new(retriever, spec.llm.build()?, retrievers.retrieval)
+            .display_path(Arc::new(move |p| shown.display_path(p)));
+        Ok(Self { source, answerer })
     }
 
     /// Answers `question`; in text mode the answer streams to stdout as it arrives.
     pub async fn answer(&self, question: &str, ui: &Ui) -> Result<Answer, CliError> {
-        let query = QueryBundle::new(question);
-        let Some(llm) = &self.llm else {
-            let nodes = self.retriever.retrieve(&query).await?;
-            let answer = Answer {
-                question: question.to_string(),
-                answer: None,
-                mode: "passages",
-                retrieval: self.retrieval,
-                sources: self.passages(question, &nodes),
-            };
+        if ui.json || self.answerer.llm().is_none() {
+            let answer = self.answerer.answer(question).await?;
             if !ui.json {
                 print_passages(&answer)?;
             }
             return Ok(answer);
-        };
-        let engine = RetrieverQueryEngine::builder(self.retriever.clone())
-            .llm(llm.clone())
-            .build()?;
-        let (text, nodes) = if ui.json {
-            let r = engine.query(&query).await?;
-            (r.response.unwrap_or_default(), r.source_nodes)
-        } else {
-            let mut r = engine.stream_query(&query).await?;
-            let mut text = String::new();
-            while let Some(delta) = r.response_gen.next().await {
-                let delta = delta?;
-                // A closed pipe returns here, dropping the stream: generation stops.
-                out::write(&delta)?;
-                text.push_str(&delta);
-            }
-            out::line("")?;
-            (text, r.source_nodes)
-        };
-        let answer = Answer {
+        }
+        let mut r = self.answerer.stream(question).await?;
+        let mut text = String::new();
+        while let Some(delta) = r.deltas.next().await {
+            let delta = delta?;
+            // A closed pipe returns here, dropping the stream: generation stops.
+            out::write(&delta)?;
+            text.push_str(&delta);
+        }
+        out::line("")?;
+        print_sources(&r.sources)?;
+        Ok(Answer {
             question: question.to_string(),
             answer: Some(text.trim().to_string()),
-            mode: "llm",
-            retrieval: self.retrieval,
-            sources: self.passages(question, &nodes),
-        };
-        if !ui.json {
-            print_sources(&answer.sources)?;
-        }
-        Ok(answer)
-    }
-
-    /// Passages for `nodes` retrieved for `question`, with file, page or
-    /// line, score, and the excerpt that matches the question best.
-    pub fn passages(&self, question: &str, nodes: &[NodeWithScore]) -> Vec<Passage> {
-        passage::passages(
-            question,
-            nodes,
-            &|p| self.source.display_path(p),
-            &self.lines,
-        )
+            mode: r.mode,
+            retrieval: self.answerer.retrieval().to_string(),
+            sources: r.sources,
+        })
     }
 }
 
-use passage::location;
-
-fn score(p: &Passage) -> String {
-    p.score
-        .map(|s| format!(" (score {s:.3})"))
-        .unwrap_or_default()
-}
+use ragloom::query_engine::passage::location;
 
 /// Prints the passages of an answer made without an LLM.
 pub fn print_passages(answer: &Answer) -> Result<(), CliError> {
-    out::line("no LLM configured — most relevant passages:\n")?;
+    out::line(format!("{NO_LLM_NOTE}:\n"))?;
     for (i, p) in answer.sources.iter().enumerate() {
         out::line(format!("[{}] {}{}", i + 1, location(p), score(p)))?;
         for line in textwrap(&p.excerpt, 96) {

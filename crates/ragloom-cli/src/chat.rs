@@ -1,19 +1,21 @@
 //! `ragloom chat` and `rag --chat`: a REPL with history. Each turn streams;
 //! Ctrl-C or Ctrl-D ends the chat cleanly, Ctrl-C mid-answer stops that answer.
 
-use crate::answer::{Answer, Engine, print_sources};
+use crate::answer::{Engine, print_sources};
 use crate::error::CliError;
 use crate::out;
 use crate::ui::Ui;
 use futures::StreamExt;
 use ragloom::chat_engine::{ChatEngine, CondensePlusContextChatEngine};
+use ragloom::query_engine::answer::Answer;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Runs the REPL until end of input or Ctrl-C.
 pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
-    let chat_engine = match &engine.llm {
+    let a = &engine.answerer;
+    let chat_engine = match a.llm() {
         Some(llm) => Some(CondensePlusContextChatEngine::from_defaults(
-            engine.retriever.clone(),
+            a.retriever().clone(),
             llm.clone(),
         )?),
         None => None,
@@ -22,7 +24,7 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
         eprintln!(
             "Chatting with {} ({} retrieval{}). Ctrl-D or Ctrl-C to end.",
             engine.source.key,
-            engine.retrieval,
+            a.retrieval(),
             if chat_engine.is_some() {
                 ""
             } else {
@@ -76,13 +78,13 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
                     }
                     text.push_str(&delta);
                 }
-                let sources = engine.passages(message, &r.source_nodes);
+                let sources = a.passages(message, &r.source_nodes);
                 if ui.json {
                     print_json(&Answer {
                         question: message.to_string(),
                         answer: Some(text.trim().to_string()),
                         mode: "llm",
-                        retrieval: engine.retrieval,
+                        retrieval: a.retrieval().to_string(),
                         sources,
                     })?;
                 } else {

@@ -5,6 +5,7 @@ use crate::error::{CliError, exit};
 use crate::ui::Ui;
 use crate::{chat, out};
 use ragloom::durable::{DurableIndex, IndexBuild, IndexRetrievers, Source};
+use ragloom::evaluation::retrieval_metrics::{HitRate, Mrr, RetrievalMetric};
 use ragloom::evaluation::{
     BatchEvalRunner, CorrectnessEvaluator, EvaluationInput, EvaluationResult, Evaluator,
     FaithfulnessEvaluator, QaGenerationOptions, RelevancyEvaluator, generate_qa_embedding_pairs,
@@ -189,7 +190,7 @@ impl Relevance {
         if !self.ids.is_empty() {
             return self.ids.contains(node.node.node_id());
         }
-        let path = ragloom_server::passage::file_path(&node.node.metadata);
+        let path = ragloom::query_engine::passage::file_path(&node.node.metadata);
         same_file(path, &self.file)
             && squash(&node.node.get_content(MetadataMode::None)).contains(&self.span)
     }
@@ -373,7 +374,7 @@ pub async fn run(
                 }
                 let ms = start.elapsed().as_secs_f64() * 1000.0;
                 returned += nodes.len();
-                let (hit, rr, rank) = score(&nodes, &relevance[i]);
+                let (hit, rr, rank) = score(&nodes, &relevance[i])?;
                 hits.push(hit);
                 rrs.push(rr);
                 latencies.push(ms);
@@ -390,7 +391,7 @@ pub async fn run(
                         .iter()
                         .map(|n| Retrieved {
                             file: shown_path(
-                                ragloom_server::passage::file_path(&n.node.metadata),
+                                ragloom::query_engine::passage::file_path(&n.node.metadata),
                                 &source.key,
                             ),
                             excerpt: excerpt(&n.node.get_content(MetadataMode::None)),
@@ -459,17 +460,17 @@ pub async fn run(
 }
 
 /// Hit (1 or 0), reciprocal rank and 1-based rank of the first relevant
-/// node: LlamaIndex's `hit_rate` and `mrr` (not granular), whose expected ids
-/// here are whichever nodes hold the answer; nothing retrieved is a miss.
-fn score(nodes: &[NodeWithScore], relevance: &Relevance) -> (f64, f64, Option<usize>) {
-    let rank = nodes
-        .iter()
-        .position(|n| relevance.is_hit(n))
-        .map(|p| p + 1);
-    match rank {
-        Some(r) => (1.0, 1.0 / r as f64, rank),
-        None => (0.0, 0.0, None),
-    }
+/// node: the evaluation module's `hit_rate` and `mrr` (LlamaIndex's, not
+/// granular), given which nodes hold the answer; nothing retrieved is a miss.
+fn score(
+    nodes: &[NodeWithScore],
+    relevance: &Relevance,
+) -> ragloom::Result<(f64, f64, Option<usize>)> {
+    let relevant = |n: &NodeWithScore| relevance.is_hit(n);
+    let hit = HitRate::default().compute_relevant(nodes, &relevant)?.score;
+    let rr = Mrr::default().compute_relevant(nodes, &relevant)?.score;
+    let rank = nodes.iter().position(relevant).map(|p| p + 1);
+    Ok((hit, rr, rank))
 }
 
 /// `path` relative to the ingested folder `root`, when it is inside it.
@@ -531,7 +532,7 @@ async fn generate(
             let file = ids
                 .first()
                 .and_then(|i| files.get(i.as_str()))
-                .map(|n| ragloom_server::passage::file_path(&n.metadata).to_owned())
+                .map(|n| ragloom::query_engine::passage::file_path(&n.metadata).to_owned())
                 .unwrap_or_default();
             LabelledQuestion {
                 question: q.clone(),

@@ -10,6 +10,7 @@ use futures::stream::BoxStream;
 use ragloom::chat_engine::{
     ChatEngine, CondensePlusContextChatEngine, CondenseQuestionChatEngine, ContextChatEngine,
 };
+use ragloom::query_engine::answer::Answerer;
 use ragloom::query_engine::{QueryEngine, RetrieverQueryEngine};
 use ragloom::vector_stores::MetadataFilters;
 use ragloom::{ChatMessage, Llm, MessageRole, NodeWithScore, QueryBundle, TokenCountingHandler};
@@ -17,18 +18,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use utoipa::ToSchema;
 
-/// An answer to one question.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Answer {
-    pub question: String,
-    /// The generated answer; `null` when no LLM is configured.
-    pub answer: Option<String>,
-    /// `llm` or `passages`.
-    pub mode: &'static str,
-    /// How the passages were found: `bm25`, `fulltext`, `sparse`, `vector`, `hybrid`.
-    pub retrieval: String,
-    pub sources: Vec<Passage>,
-}
+pub use ragloom::query_engine::answer::{Answer, labelled, passages_text};
 
 /// How a chat turn uses the index (LlamaIndex's chat modes that retrieve).
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, ToSchema, PartialEq, Eq)]
@@ -118,36 +108,8 @@ pub fn passages(
     passage::passages(question, nodes, &|p| view.display_path(p), &state.lines)
 }
 
-/// Passages as text, each labelled `[n] file:line (score s)`, followed by
-/// its excerpt or, with `whole`, its whole text.
-pub fn labelled(sources: &[Passage], whole: bool) -> String {
-    sources
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let score = p
-                .score
-                .map(|s| format!(" (score {s:.3})"))
-                .unwrap_or_default();
-            let body = if whole { &p.text } else { &p.excerpt };
-            format!("[{}] {}{score}\n{body}", i + 1, passage::location(p))
-        })
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
-/// The answer text when there is no LLM: the passages, labelled.
-pub fn passages_text(sources: &[Passage]) -> String {
-    if sources.is_empty() {
-        return "No passage of the index matches the question.".to_string();
-    }
-    format!(
-        "No LLM is configured; the most relevant passages:\n\n{}",
-        labelled(sources, false)
-    )
-}
-
-/// Answers one question (no history).
+/// Answers one question (no history): the library's answer path, with the
+/// LLM behind the server's gate and its tokens counted.
 pub async fn query(
     state: &AppState,
     view: &IndexView,
@@ -155,26 +117,15 @@ pub async fn query(
     top_k: usize,
     filters: Option<MetadataFilters>,
 ) -> Result<(Answer, Usage), ApiError> {
+    let retriever = view.retrievers.retriever(top_k, filters).await?;
     let Some(llm) = &view.llm else {
-        let nodes = retrieve(view, question, top_k, filters).await?;
-        let sources = passages(state, view, question, &nodes);
-        return Ok((
-            Answer {
-                question: question.to_string(),
-                answer: None,
-                mode: "passages",
-                retrieval: view.retrieval.clone(),
-                sources,
-            },
-            Usage::default(),
-        ));
+        let answerer = answerer(state, view, retriever, None);
+        return Ok((answerer.answer(question).await?, Usage::default()));
     };
     let _permit = state.gate.enter().await?;
     let counter = TokenCountingHandler::new();
-    let llm: Arc<dyn Llm> = counter.wrap_llm(llm.clone());
-    let retriever = view.retrievers.retriever(top_k, filters).await?;
-    let engine = RetrieverQueryEngine::builder(retriever).llm(llm).build()?;
-    let r = engine.query(&QueryBundle::new(question)).await?;
+    let answerer = answerer(state, view, retriever, Some(counter.wrap_llm(llm.clone())));
+    let answer = answerer.answer(question).await?;
     let usage = Usage::new(
         counter.prompt_llm_token_count(),
         counter.completion_llm_token_count(),
@@ -182,16 +133,21 @@ pub async fn query(
     state
         .metrics
         .tokens(usage.prompt_tokens, usage.completion_tokens);
-    Ok((
-        Answer {
-            question: question.to_string(),
-            answer: Some(r.response.unwrap_or_default().trim().to_string()),
-            mode: "llm",
-            retrieval: view.retrieval.clone(),
-            sources: passages(state, view, question, &r.source_nodes),
-        },
-        usage,
-    ))
+    Ok((answer, usage))
+}
+
+/// The library's [`Answerer`] for one request: paths as clients see them,
+/// the server's cache of line numbers.
+fn answerer(
+    state: &AppState,
+    view: &IndexView,
+    retriever: Arc<dyn ragloom::retrievers::Retriever>,
+    llm: Option<Arc<dyn Llm>>,
+) -> Answerer {
+    let shown = view.clone();
+    Answerer::new(retriever, llm, view.retrieval.clone())
+        .display_path(Arc::new(move |p| shown.display_path(p)))
+        .line_index(state.lines.clone())
 }
 
 /// Answers the last user message of `messages`, the earlier ones being the

@@ -30,7 +30,8 @@ mod mcp_sessions;
 mod metrics;
 mod openai;
 mod openapi;
-pub mod passage;
+/// Passages (re-exported from the library, where every front-end finds them).
+pub use ragloom::query_engine::passage;
 mod rest;
 mod server;
 mod stall;

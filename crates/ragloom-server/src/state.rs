@@ -24,7 +24,7 @@ pub struct AppState {
     pub gate: LlmGate,
     pub jobs: Arc<Jobs>,
     pub metrics: Metrics,
-    pub lines: LineIndex,
+    pub lines: Arc<LineIndex>,
 }
 
 impl AppState {
@@ -43,7 +43,7 @@ impl AppState {
             gate: LlmGate::new(config.max_concurrent_llm, config.max_queued_llm),
             jobs: Arc::new(Jobs::default()),
             metrics: Metrics::default(),
-            lines: LineIndex::new(),
+            lines: Arc::new(LineIndex::new()),
             indexes,
             config,
         }

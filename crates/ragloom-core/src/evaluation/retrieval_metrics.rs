@@ -7,6 +7,7 @@
 //! NDCG, and NDCG's ideal gain assumes every expected id could be retrieved.
 
 use crate::error::{Error, Result};
+use crate::schema::NodeWithScore;
 use std::collections::HashSet;
 
 /// One metric's value for one query.
@@ -26,6 +27,31 @@ pub trait RetrievalMetric: Send + Sync + std::fmt::Debug {
         expected_ids: &[String],
         retrieved_ids: &[String],
     ) -> Result<RetrievalMetricResult>;
+
+    /// The score of `retrieved` nodes when what answers a question is known
+    /// by a predicate (the file and the text that hold the answer), not by
+    /// ids: the expected ids are the retrieved nodes it accepts. Retrieving
+    /// none it accepts (or nothing) scores 0, where `compute` would have no
+    /// expected ids.
+    fn compute_relevant(
+        &self,
+        retrieved: &[NodeWithScore],
+        is_relevant: &dyn Fn(&NodeWithScore) -> bool,
+    ) -> Result<RetrievalMetricResult> {
+        let retrieved_ids: Vec<String> = retrieved
+            .iter()
+            .map(|n| n.node.node_id().to_string())
+            .collect();
+        let expected: Vec<String> = retrieved
+            .iter()
+            .filter(|n| is_relevant(n))
+            .map(|n| n.node.node_id().to_string())
+            .collect();
+        if expected.is_empty() {
+            return result(0.0);
+        }
+        self.compute(&expected, &retrieved_ids)
+    }
 }
 
 fn check<'a>(expected_ids: &'a [String], retrieved_ids: &[String]) -> Result<HashSet<&'a str>> {
@@ -222,4 +248,42 @@ pub fn resolve_metrics<S: AsRef<str>>(names: &[S]) -> Result<Vec<Box<dyn Retriev
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::schema::Node;
+
+    #[test]
+    fn a_relevance_predicate_scores_as_the_ids_it_accepts() {
+        let nodes: Vec<NodeWithScore> = ["a", "b heron", "c heron"]
+            .iter()
+            .map(|t| NodeWithScore {
+                node: Node::text_node(*t),
+                score: None,
+            })
+            .collect();
+        let heron = |n: &NodeWithScore| n.node.get_text().contains("heron");
+        let mrr = Mrr::default().compute_relevant(&nodes, &heron).unwrap();
+        assert_eq!(mrr.score, 0.5);
+        let hit = HitRate::default().compute_relevant(&nodes, &heron).unwrap();
+        assert_eq!(hit.score, 1.0);
+        let none = |_: &NodeWithScore| false;
+        assert_eq!(
+            Mrr::default()
+                .compute_relevant(&nodes, &none)
+                .unwrap()
+                .score,
+            0.0
+        );
+        assert_eq!(
+            HitRate::default()
+                .compute_relevant(&[], &heron)
+                .unwrap()
+                .score,
+            0.0
+        );
+    }
 }

@@ -1,8 +1,10 @@
 //! Query engines: the user-facing `query` call. `RetrieverQueryEngine`
 //! retrieves, postprocesses and synthesizes; routers and sub-questions build on it.
 
+pub mod answer;
 mod citation_query_engine;
 mod index_ext;
+pub mod passage;
 mod recursive_retriever;
 mod retriever_query_engine;
 mod router_query_engine;

@@ -1,20 +1,20 @@
 //! Passages: the nodes an answer draws on as people read them — file, line
 //! or page, score, and the sentences that match the question best.
 
-use ragloom::NodeWithScore;
-use ragloom::node_parser::PunktSentenceTokenizer;
-use ragloom::retrievers::Bm25Tokenizer;
+use crate::node_parser::PunktSentenceTokenizer;
+use crate::retrievers::Bm25Tokenizer;
+use crate::schema::{Metadata, Node, NodeWithScore};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
-use utoipa::ToSchema;
 
 /// The longest excerpt shown per passage, in characters.
 pub const EXCERPT_CHARS: usize = 500;
 
 /// One passage an answer draws on.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Passage {
     /// The file, relative to the ingested folder.
     pub file: String,
@@ -26,6 +26,7 @@ pub struct Passage {
     pub line: Option<usize>,
     /// The retriever's score.
     pub score: Option<f32>,
+    /// The node's id.
     pub node_id: String,
     /// The sentences of the node that match the question best (at most
     /// [`EXCERPT_CHARS`] characters); `line` is where they start.
@@ -53,6 +54,7 @@ struct Cached {
 const MAX_FILES: usize = 1024;
 
 impl LineIndex {
+    /// An empty index.
     pub fn new() -> Self {
         Self::default()
     }
@@ -101,7 +103,7 @@ fn newlines_of(path: &str) -> Option<Vec<usize>> {
 }
 
 /// A node's `file_path` metadata (empty when it has none).
-pub fn file_path(meta: &ragloom::Metadata) -> &str {
+pub fn file_path(meta: &Metadata) -> &str {
     meta.get("file_path")
         .and_then(|v| v.as_str())
         .unwrap_or_default()
@@ -110,7 +112,7 @@ pub fn file_path(meta: &ragloom::Metadata) -> &str {
 /// Where character `offset` of a node's text comes from: its file, its page
 /// label (PDFs), else its line in the file.
 pub fn place(
-    node: &ragloom::Node,
+    node: &Node,
     offset: usize,
     lines: &LineIndex,
 ) -> (String, Option<String>, Option<usize>) {
