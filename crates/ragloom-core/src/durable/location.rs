@@ -197,6 +197,11 @@ pub trait BuildTransaction: Send + Sync + fmt::Debug {
             text_rows: self.text_rows(),
         })
     }
+    /// Whether the store can hold `document` (`Err` with why not): one it
+    /// cannot fails its file, as a read error would, instead of the sync.
+    fn check_document(&self, _document: &Node) -> std::result::Result<(), String> {
+        Ok(())
+    }
     /// Folds the store's keyword index once the nodes are written.
     fn finish_keyword_index(&self) -> Result<()> {
         Ok(())

@@ -29,7 +29,7 @@ use crate::readers::SimpleDirectoryReader;
 use crate::schema::Node;
 use crate::tokenizer::default_tokenizer;
 use crate::transform::TransformComponent;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -177,6 +177,14 @@ impl SyncOptions {
 /// which at 1 GB made most of the write's time.
 fn time_ordered_id(_index: usize, _document: &Node) -> String {
     uuid::Uuid::now_v7().to_string()
+}
+
+/// The file a document was read from (its `file_path`; empty without one).
+fn file_path(d: &Node) -> &str {
+    d.metadata
+        .get("file_path")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
 }
 
 /// What a sync works on.
@@ -383,9 +391,9 @@ pub(crate) async fn sync(t: &Target<'_>, opts: &SyncOptions) -> Result<SyncRepor
             SimpleDirectoryReader::from_files(batch.iter().map(|f| PathBuf::from(&f.path)))
                 .filename_as_id(true)
                 .num_workers(opts.num_workers);
-        let loaded = (opts.reader_setup)(reader).load_data_with_report().await?;
+        let mut loaded = (opts.reader_setup)(reader).load_data_with_report().await?;
         times.read += read_started.elapsed();
-        let failed: BTreeSet<String> = loaded
+        let mut failed: BTreeSet<String> = loaded
             .errors
             .iter()
             .map(|(p, _)| p.display().to_string())
@@ -395,6 +403,26 @@ pub(crate) async fn sync(t: &Target<'_>, opts: &SyncOptions) -> Result<SyncRepor
                 path: &path.display().to_string(),
                 error: &err.to_string(),
             });
+        }
+        // A document the store cannot hold fails its file, as a read error
+        // would: the file's earlier nodes stay and the sync goes on.
+        let mut refused: BTreeMap<String, String> = BTreeMap::new();
+        for d in &loaded.documents {
+            if let Err(why) = tx.check_document(d) {
+                refused.entry(file_path(d).to_string()).or_insert(why);
+            }
+        }
+        if !refused.is_empty() {
+            loaded
+                .documents
+                .retain(|d| !refused.contains_key(file_path(d)));
+            for (path, why) in refused {
+                opts.emit(SyncEvent::Unreadable {
+                    path: &path,
+                    error: &why,
+                });
+                failed.insert(path);
+            }
         }
         report.failed_files += failed.len();
         kept_docs += failed
@@ -409,9 +437,9 @@ pub(crate) async fn sync(t: &Target<'_>, opts: &SyncOptions) -> Result<SyncRepor
             .count();
         let mut docs_of: HashMap<String, Vec<String>> = HashMap::new();
         for d in &loaded.documents {
-            if let Some(p) = d.metadata.get("file_path").and_then(|v| v.as_str()) {
+            if d.metadata.contains_key("file_path") {
                 docs_of
-                    .entry(p.to_string())
+                    .entry(file_path(d).to_string())
                     .or_default()
                     .push(d.id_.clone());
             }

@@ -19,6 +19,7 @@ use ragloom_core::embeddings::{Embedding, EmbeddingCacheStore};
 use ragloom_core::error::{Error, Result};
 use ragloom_core::indices::VectorStoreIndex;
 use ragloom_core::retrievers::Retriever;
+use ragloom_core::schema::Node;
 use ragloom_core::storage::StorageContext;
 use ragloom_core::storage::docstore::DocStore;
 use ragloom_core::storage::kvstore::{KvBackend, KvValue};
@@ -389,6 +390,17 @@ impl BuildTransaction for PostgresBuildTransaction {
     fn text_rows(&self) -> bool {
         // Full text reads the vector table.
         true
+    }
+
+    fn check_document(&self, document: &Node) -> std::result::Result<(), String> {
+        // PostgreSQL's text and JSON types cannot hold U+0000.
+        let in_metadata =
+            || serde_json::to_string(&document.metadata).is_ok_and(|m| m.contains("\\u0000"));
+        if document.text.contains('\0') || in_metadata() {
+            Err("it holds a NUL character, which PostgreSQL cannot store".into())
+        } else {
+            Ok(())
+        }
     }
 
     async fn commit(self: Box<Self>) -> Result<()> {
