@@ -485,26 +485,30 @@ impl SimpleDirectoryReader {
     fn discover(&self) -> Result<Discovered> {
         match &self.input {
             Input::Files(files) => {
-                if files.is_empty() {
-                    return Err(Error::InvalidInput(
-                        "SimpleDirectoryReader needs an input directory or at least one input file"
-                            .into(),
-                    ));
-                }
+                // No file is nothing to load, and a file that is missing or
+                // not a file is skipped with its error, as a file that fails
+                // to read is (Python raises for both: docs/differences.md).
+                let mut found = Vec::with_capacity(files.len());
+                let mut walk_errors = Vec::new();
                 for file in files {
-                    let meta = std::fs::metadata(file)
-                        .map_err(|e| Error::io("reading input file", file, e))?;
-                    if !meta.is_file() {
-                        return Err(Error::io(
+                    let problem = match std::fs::metadata(file) {
+                        Ok(meta) if meta.is_file() => None,
+                        Ok(_) => Some(Error::io(
                             "reading input file",
                             file,
                             std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file"),
-                        ));
+                        )),
+                        Err(e) => Some(Error::io("reading input file", file, e)),
+                    };
+                    match problem {
+                        None => found.push(file.clone()),
+                        Some(e) if self.raise_on_error => return Err(e),
+                        Some(e) => walk_errors.push((file.clone(), e)),
                     }
                 }
                 Ok(Discovered {
-                    files: files.clone(),
-                    walk_errors: Vec::new(),
+                    files: found,
+                    walk_errors,
                 })
             }
             Input::Dir(dir) => self.walk(dir),
@@ -707,6 +711,36 @@ fn posix_string(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    #[allow(clippy::unwrap_used)]
+    async fn listed_files_that_are_missing_are_reported_and_none_is_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = dir.path().join("a.txt");
+        std::fs::write(&here, "a heron").unwrap();
+        let gone = dir.path().join("gone.txt");
+        let report = SimpleDirectoryReader::from_files([
+            here.clone(),
+            gone.clone(),
+            dir.path().to_path_buf(),
+        ])
+        .load_data_with_report()
+        .await
+        .unwrap();
+        assert_eq!(report.documents.len(), 1);
+        let failed: Vec<&PathBuf> = report.errors.iter().map(|(p, _)| p).collect();
+        assert_eq!(failed, vec![&gone, &dir.path().to_path_buf()]);
+        let strict = SimpleDirectoryReader::from_files([here, gone])
+            .raise_on_error(true)
+            .load_data_with_report()
+            .await;
+        assert!(strict.is_err());
+        let none = SimpleDirectoryReader::from_files(Vec::<PathBuf>::new())
+            .load_data_with_report()
+            .await
+            .unwrap();
+        assert!(none.documents.is_empty() && none.errors.is_empty());
+    }
 
     #[test]
     fn suffix_is_pythons() {
