@@ -174,6 +174,10 @@ async fn function_agent_refuses_a_model_without_tool_calling() {
     let agent = FunctionAgent::builder(llm).build().unwrap();
     let err = agent.run("hello").await.unwrap_err().to_string();
     assert!(err.contains("LLM must be a FunctionCallingLLM"), "{err}");
+    assert!(
+        err.contains(".function_calling(true)"),
+        "the likely fix is named: {err}"
+    );
     assert!(err.contains("plain-model"), "{err}");
 }
 

@@ -107,7 +107,8 @@ impl FunctionCallingAgentWorkerBuilder {
         let metadata = self.llm.metadata();
         if !metadata.is_function_calling_model {
             return Err(Error::Unsupported(format!(
-                "Model name {} does not support function calling API; use a ReAct agent",
+                "Model name {} does not support function calling API; use a ReAct agent \
+                 (a MockLlm that plays a tool-calling model needs `.function_calling(true)`)",
                 metadata.model_name
             )));
         }

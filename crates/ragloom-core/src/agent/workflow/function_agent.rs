@@ -153,7 +153,8 @@ impl WorkflowAgent for FunctionAgent {
         if !metadata.is_function_calling_model {
             return Err(Error::Unsupported(format!(
                 "LLM must be a FunctionCallingLLM: model `{}` has no native tool calling, so \
-                 FunctionAgent `{}` cannot use it; use a ReActAgent",
+                 FunctionAgent `{}` cannot use it; use a ReActAgent (a MockLlm that plays a \
+                 tool-calling model needs `.function_calling(true)`)",
                 metadata.model_name, self.spec.name
             )));
         }
