@@ -18,7 +18,16 @@ pub async fn retrievers(
     spec: &ProviderSpec,
     ui: &Ui,
 ) -> Result<IndexRetrievers, CliError> {
-    let retrievers = live.retrievers(spec.embed.embed_model()?.as_ref()).await?;
+    // The model is built (a local one loads its weights) only when the
+    // index holds vectors of it: a keyword-only index, or one embedded with
+    // another model, never calls it.
+    let configured = serde_json::to_value(&spec.embed).map_err(ragloom::Error::from)?;
+    let model = if live.manifest().settings.embed == configured {
+        spec.embed.embed_model()?
+    } else {
+        None
+    };
+    let retrievers = live.retrievers(model.as_ref()).await?;
     if retrievers.other_model {
         ui.warn(&format!(
             "the index was embedded with {} but {} is configured: using keyword retrieval only (ingest again to re-embed)",
