@@ -2,14 +2,12 @@
 //! through Ollama's `/api/embed`, one request per batch of `embed_batch_size` texts.
 
 use async_trait::async_trait;
-use ollama_rs::generation::embeddings::request::{EmbeddingsInput, GenerateEmbeddingsRequest};
-use ollama_rs::generation::parameters::KeepAlive;
-use ollama_rs::models::ModelOptions;
 use ragloom_core::embeddings::{DEFAULT_EMBED_BATCH_SIZE, Embedding};
 use ragloom_core::{Error, Result};
 use ragloom_llms_ollama::common::{
     Connection, OllamaHost, PROVIDER, keep_alive_from_duration, parse_keep_alive,
 };
+use ragloom_llms_ollama::wire::{EmbedReply, EmbedRequest, KeepAlive, ModelOptions};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::time::Duration;
@@ -278,30 +276,20 @@ impl OllamaEmbedding {
     async fn embed_raw(&self, inputs: Vec<String>) -> Result<Vec<Vec<f32>>> {
         let count = inputs.len();
         let what = format!("embedding {count} text(s) with model `{}`", self.model_name);
-        let mut request = GenerateEmbeddingsRequest::new(
-            self.model_name.clone(),
-            EmbeddingsInput::Multiple(inputs),
-        );
-        if let Some(options) = &self.options {
-            request = request.options(options.clone());
-        }
-        if let Some(k) = &self.keep_alive {
-            request = request.keep_alive(k.clone());
-        }
-        if let Some(d) = self.dimensions {
-            request = request.dimensions(d);
-        }
-        if let Some(t) = self.truncate {
-            request = request.truncate(t);
-        }
+        let request = EmbedRequest {
+            model: self.model_name.clone(),
+            input: inputs,
+            truncate: self.truncate,
+            options: self.options.clone(),
+            keep_alive: self.keep_alive.clone(),
+            dimensions: self.dimensions,
+        };
         let span = tracing::debug_span!("embedding", provider = PROVIDER, model = %self.model_name, texts = count);
-        let reply = self
+        let (_, reply): (_, EmbedReply) = self
             .conn
-            .sdk
-            .generate_embeddings(request)
+            .post_json("api/embed", &what, &request)
             .instrument(span)
-            .await
-            .map_err(|e| self.conn.sdk_error(&what, e))?;
+            .await?;
         if reply.embeddings.len() != count {
             return Err(Error::Provider {
                 provider: PROVIDER.to_owned(),

@@ -3,14 +3,14 @@
 //!
 //! [`OllamaEmbedding`] implements ragloom's
 //! [`Embedding`](ragloom_core::embeddings::Embedding) with Ollama's batched
-//! `/api/embed` endpoint through ollama-rs. The server address comes from
+//! `/api/embed` endpoint. The server address comes from
 //! `OLLAMA_HOST`, read with Ollama's own rules ([`OllamaHost`]).
 
 mod embedding;
 
 pub use embedding::{MAX_EMBED_BATCH_SIZE, OllamaEmbedding, OllamaEmbeddingBuilder};
-pub use ollama_rs::generation::parameters::{KeepAlive, TimeUnit};
 pub use ragloom_llms_ollama::common::{
     DEFAULT_OLLAMA_HOST, OLLAMA_HOST_ENV, OllamaHost, PROVIDER, keep_alive_from_duration,
     parse_keep_alive,
 };
+pub use ragloom_llms_ollama::wire::{KeepAlive, ModelOptions, TimeUnit};

@@ -4,8 +4,11 @@
 //! `ragloom-embeddings-ollama` reaches the server through this module too, so
 //! both crates read `OLLAMA_HOST` and report failures the same way.
 
-use ollama_rs::error::OllamaError;
+use crate::wire::{KeepAlive, TimeUnit};
 use ragloom_core::Error;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use std::fmt;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -168,18 +171,13 @@ fn join_host_port(host: &str, port: u16) -> String {
     }
 }
 
-/// The clients one model talks through: ollama-rs for the calls it covers,
-/// the same reqwest client for the NDJSON streams read here.
+/// The HTTP client one model talks through, with the server's base URL.
 #[derive(Clone)]
 pub struct Connection {
     /// The base URL, ending in `/`.
     pub base_url: String,
-    /// The HTTP client (timeouts set). Only the LLM crate reads it (for
-    /// streams); the embeddings crate goes through ollama-rs alone.
-    #[allow(dead_code)]
+    /// The HTTP client (timeouts set).
     pub http: reqwest::Client,
-    /// ollama-rs on top of `http`.
-    pub sdk: ollama_rs::Ollama,
     /// The per-read timeout, for error messages.
     pub timeout: Option<Duration>,
 }
@@ -198,7 +196,7 @@ impl Connection {
     /// (as httpx's timeout in LlamaIndex does), not a whole streamed reply.
     pub fn new(host: &OllamaHost, timeout: Option<Duration>) -> Result<Self, Error> {
         let base_url = host.base_url();
-        let url = url::Url::parse(&base_url).map_err(|e| {
+        url::Url::parse(&base_url).map_err(|e| {
             Error::InvalidInput(format!(
                 "Ollama base URL `{base_url}` (from `{host}`) is not a valid URL: {e}"
             ))
@@ -214,14 +212,9 @@ impl Connection {
                 e,
             )
         })?;
-        let sdk = ollama_rs::Ollama::builder()
-            .url(url)
-            .reqwest_client(http.clone())
-            .build();
         Ok(Self {
             base_url,
             http,
-            sdk,
             timeout,
         })
     }
@@ -251,21 +244,45 @@ impl Connection {
         Error::provider(PROVIDER, message, err)
     }
 
-    /// An error for a failed ollama-rs call; the server's own `error` text is kept.
-    pub fn sdk_error(&self, what: &str, err: OllamaError) -> Error {
-        match err {
-            OllamaError::ReqwestError(e) => self.http_error(what, e),
-            OllamaError::Other(body) => {
-                let message = format!("{what}: {}", server_error_text(&body));
-                Error::provider(PROVIDER, message, OllamaError::Other(body))
-            }
-            OllamaError::JsonError(e) => Error::provider(
+    /// POSTs `body` as JSON to `path` (relative to the base URL) and reads
+    /// the whole reply as JSON: the raw value and `R` decoded from it. A
+    /// non-2xx status becomes an error carrying the server's own `error` text.
+    pub async fn post_json<B: Serialize, R: DeserializeOwned>(
+        &self,
+        path: &str,
+        what: &str,
+        body: &B,
+    ) -> Result<(Value, R), Error> {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.base_url))
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| self.http_error(what, e))?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| self.http_error(what, e))?;
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            return Err(Error::provider(
+                PROVIDER,
+                format!("{what}: HTTP {status}: {}", server_error_text(&text)),
+                text,
+            ));
+        }
+        let decode = |e: serde_json::Error| {
+            Error::provider(
                 PROVIDER,
                 format!("{what}: could not decode Ollama's reply: {e}"),
                 e,
-            ),
-            other => Error::provider(PROVIDER, format!("{what}: {other}"), other),
-        }
+            )
+        };
+        let raw: Value = serde_json::from_slice(&bytes).map_err(decode)?;
+        let parsed = R::deserialize(&raw).map_err(decode)?;
+        Ok((raw, parsed))
     }
 }
 
@@ -284,13 +301,10 @@ pub fn server_error_text(body: &str) -> String {
         })
 }
 
-/// A keep-alive value as Ollama accepts it in ollama-rs's form: `"-1"`
+/// A keep-alive value as Ollama accepts it: `"-1"`
 /// (stay loaded), `"0"` (unload at once), a whole number of seconds, or a
 /// number followed by `s`, `m` or `h` (`"30s"`, `"10m"`, `"2h"`).
-pub fn parse_keep_alive(
-    value: &str,
-) -> Result<ollama_rs::generation::parameters::KeepAlive, Error> {
-    use ollama_rs::generation::parameters::{KeepAlive, TimeUnit};
+pub fn parse_keep_alive(value: &str) -> Result<KeepAlive, Error> {
     let trimmed = value.trim();
     if let Ok(seconds) = trimmed.parse::<i64>() {
         return Ok(match seconds {
@@ -310,10 +324,7 @@ pub fn parse_keep_alive(
 }
 
 /// A [`Duration`] as a keep-alive in whole seconds (rounded up); zero unloads at once.
-pub fn keep_alive_from_duration(
-    duration: Duration,
-) -> ollama_rs::generation::parameters::KeepAlive {
-    use ollama_rs::generation::parameters::{KeepAlive, TimeUnit};
+pub fn keep_alive_from_duration(duration: Duration) -> KeepAlive {
     if duration.is_zero() {
         return KeepAlive::UnloadOnCompletion;
     }

@@ -1,11 +1,11 @@
 //! Translation between ragloom's chat types and Ollama's `/api/chat` wire
-//! types (ollama-rs's): messages, roles, tool definitions, tool calls, usage.
+//! types: messages, roles, tool definitions, tool calls, usage.
 
 use crate::common::PROVIDER;
-use ollama_rs::generation::chat::{
-    ChatMessage as WireMessage, ChatMessageResponse, MessageRole as WireRole,
+use crate::wire::{
+    ChatReply, Format, Message as WireMessage, Role as WireRole, ToolCall as WireToolCall,
+    ToolCallFunction,
 };
-use ollama_rs::generation::tools::{ToolCall as WireToolCall, ToolCallFunction, ToolInfo};
 use ragloom_core::llms::{
     ChatMessage, ChatResponse, MessageRole, TokenUsage, ToolCall, arguments_object,
 };
@@ -41,7 +41,7 @@ fn wire_role(role: MessageRole) -> WireRole {
     }
 }
 
-fn core_role(role: &WireRole) -> MessageRole {
+fn core_role(role: WireRole) -> MessageRole {
     match role {
         WireRole::System => MessageRole::System,
         WireRole::User => MessageRole::User,
@@ -70,9 +70,10 @@ pub(crate) fn sanitize_tool_name(name: &str) -> String {
 pub(crate) fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireMessage> {
     messages
         .iter()
-        .map(|m| {
-            let mut wire = WireMessage::new(wire_role(m.role), m.content.clone());
-            wire.tool_calls = m
+        .map(|m| WireMessage {
+            role: wire_role(m.role),
+            content: m.content.clone(),
+            tool_calls: m
                 .tool_calls
                 .iter()
                 .map(|call| WireToolCall {
@@ -81,33 +82,34 @@ pub(crate) fn to_wire_messages(messages: &[ChatMessage]) -> Vec<WireMessage> {
                         arguments: Value::Object(arguments_object(&call.arguments)),
                     },
                 })
-                .collect();
-            wire.thinking = m
+                .collect(),
+            thinking: m
                 .additional_kwargs
                 .get(THINKING_KEY)
                 .and_then(Value::as_str)
                 .filter(|t| !t.is_empty())
-                .map(str::to_owned);
-            wire
+                .map(str::to_owned),
         })
         .collect()
 }
 
 /// Tool definitions in Ollama's `tools` shape (`{"type": "function",
 /// "function": {name, description, parameters}}`), with the names to map calls back.
-pub(crate) fn to_wire_tools(tools: &[ToolMetadata]) -> Result<(Vec<ToolInfo>, ToolNames)> {
+pub(crate) fn to_wire_tools(tools: &[ToolMetadata]) -> Result<(Vec<Value>, ToolNames)> {
     let mut names = HashMap::with_capacity(tools.len());
     let mut infos = Vec::with_capacity(tools.len());
     for tool in tools {
         let spec = tool.to_openai_tool_unchecked();
-        let info: ToolInfo = serde_json::from_value(spec).map_err(|e| {
-            Error::InvalidInput(format!(
-                "tool `{}`: its argument schema cannot be sent to Ollama: {e}",
+        let function = &spec["function"];
+        if !function["parameters"].is_object() {
+            return Err(Error::InvalidInput(format!(
+                "tool `{}`: its argument schema cannot be sent to Ollama: it is not a JSON object",
                 tool.name
-            ))
-        })?;
-        names.insert(info.function.name.clone(), tool.name.clone());
-        infos.push(info);
+            )));
+        }
+        let sent = function["name"].as_str().unwrap_or_default().to_owned();
+        names.insert(sent, tool.name.clone());
+        infos.push(spec);
     }
     Ok((infos, ToolNames(names)))
 }
@@ -126,9 +128,8 @@ pub(crate) fn usage(prompt_eval_count: u64, eval_count: u64) -> TokenUsage {
 }
 
 /// A whole (non-streamed) `/api/chat` reply as a [`ChatResponse`].
-pub(crate) fn chat_response(reply: ChatMessageResponse, names: &ToolNames) -> ChatResponse {
-    let raw = serde_json::to_value(&reply).ok();
-    let mut message = ChatMessage::new(core_role(&reply.message.role), reply.message.content);
+pub(crate) fn chat_response(raw: Value, reply: ChatReply, names: &ToolNames) -> ChatResponse {
+    let mut message = ChatMessage::new(core_role(reply.message.role), reply.message.content);
     message.tool_calls = reply
         .message
         .tool_calls
@@ -143,25 +144,20 @@ pub(crate) fn chat_response(reply: ChatMessageResponse, names: &ToolNames) -> Ch
     ChatResponse {
         message,
         delta: None,
-        raw,
-        usage: reply
-            .final_data
-            .map(|d| usage(d.prompt_eval_count, d.eval_count)),
+        raw: Some(raw),
+        usage: match (reply.prompt_eval_count, reply.eval_count) {
+            (None, None) => None,
+            (prompt, eval) => Some(usage(prompt.unwrap_or(0), eval.unwrap_or(0))),
+        },
     }
 }
 
 /// `format` for a JSON schema. Ollama wants an object schema.
-pub(crate) fn schema_format(
-    schema: &Value,
-) -> Result<ollama_rs::generation::parameters::FormatType> {
+pub(crate) fn schema_format(schema: &Value) -> Result<Format> {
     if !schema.is_object() {
         return Err(Error::InvalidInput(format!(
             "{PROVIDER}: the structured-output schema must be a JSON object, got {schema}"
         )));
     }
-    serde_json::from_value(schema.clone()).map_err(|e| {
-        Error::InvalidInput(format!(
-            "{PROVIDER}: the structured-output schema cannot be sent as `format`: {e}"
-        ))
-    })
+    Ok(Format::Schema(schema.clone()))
 }

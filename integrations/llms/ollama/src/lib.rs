@@ -1,7 +1,7 @@
 //! ragloom-llms-ollama: models served by [Ollama](https://ollama.com) as a
 //! ragloom [`Llm`](ragloom_core::llms::Llm) — LlamaIndex's `llama-index-llms-ollama`.
 //!
-//! [`Ollama`] talks to `/api/chat` through ollama-rs: chat, completion (sent
+//! [`Ollama`] talks to `/api/chat`: chat, completion (sent
 //! as chat, as in LlamaIndex), NDJSON streaming with the eval counts as
 //! [`TokenUsage`](ragloom_core::llms::TokenUsage), tool calls
 //! (`Llm::chat_with_tools`), JSON mode and JSON-schema output
@@ -23,14 +23,11 @@
 //! # Ok(()) }
 //! ```
 
-// ollama-rs 0.3 builds on reqwest 0.12 and takes our client, so this crate
-// uses that version, named `reqwest-012` in the workspace.
-extern crate reqwest_012 as reqwest;
-
 pub mod common;
 mod convert;
 mod llm;
 mod stream;
+pub mod wire;
 
 pub use common::{
     DEFAULT_OLLAMA_HOST, OLLAMA_HOST_ENV, OllamaHost, PROVIDER, keep_alive_from_duration,
@@ -38,6 +35,5 @@ pub use common::{
 };
 pub use convert::THINKING_KEY;
 pub use llm::{DEFAULT_REQUEST_TIMEOUT, Ollama, OllamaBuilder};
-pub use ollama_rs::generation::parameters::{KeepAlive, TimeUnit};
-pub use ollama_rs::models::ModelOptions;
 pub use stream::THINKING_DELTA_KEY;
+pub use wire::{KeepAlive, ModelOptions, TimeUnit};

@@ -8,10 +8,8 @@ use crate::convert::{
     ToolNames, chat_response, sanitize_tool_name, schema_format, to_wire_messages, to_wire_tools,
 };
 use crate::stream::{StreamContext, decode_chat_stream};
+use crate::wire::{ChatReply, ChatRequest, Format, KeepAlive, ModelOptions};
 use async_trait::async_trait;
-use ollama_rs::generation::chat::request::ChatMessageRequest;
-use ollama_rs::generation::parameters::{FormatType, KeepAlive, ThinkType};
-use ollama_rs::models::ModelOptions;
 use ragloom_core::llms::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, CompletionResponseStream,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_NUM_OUTPUTS, Llm, LlmMetadata, MessageRole, ToolChoice,
@@ -333,19 +331,17 @@ impl Ollama {
     }
 
     /// The request every call starts from: model, messages, options, keep_alive, think.
-    fn request(&self, messages: &[ChatMessage]) -> ChatMessageRequest {
-        let mut request = ChatMessageRequest::new(self.model.clone(), to_wire_messages(messages))
-            .options(self.options.clone());
-        if let Some(k) = &self.keep_alive {
-            request = request.keep_alive(k.clone());
+    fn request(&self, messages: &[ChatMessage]) -> ChatRequest {
+        ChatRequest {
+            model: self.model.clone(),
+            messages: to_wire_messages(messages),
+            tools: Vec::new(),
+            options: Some(self.options.clone()),
+            format: self.json_mode.then_some(Format::Json),
+            keep_alive: self.keep_alive.clone(),
+            stream: false,
+            think: self.thinking,
         }
-        if let Some(t) = self.thinking {
-            request = request.think(if t { ThinkType::True } else { ThinkType::False });
-        }
-        if self.json_mode {
-            request = request.format(FormatType::Json);
-        }
-        request
     }
 
     /// The tools a request carries for `tool_choice`: Ollama has no
@@ -376,8 +372,8 @@ impl Ollama {
         }
     }
 
-    /// One non-streamed `/api/chat` call through ollama-rs.
-    async fn send(&self, request: ChatMessageRequest, names: &ToolNames) -> Result<ChatResponse> {
+    /// One non-streamed `/api/chat` call.
+    async fn send(&self, request: ChatRequest, names: &ToolNames) -> Result<ChatResponse> {
         let span = tracing::info_span!(
             "llm",
             provider = PROVIDER,
@@ -387,13 +383,11 @@ impl Ollama {
             completion_tokens = tracing::field::Empty,
         );
         async move {
-            let reply = self
+            let (raw, reply): (Value, ChatReply) = self
                 .conn
-                .sdk
-                .send_chat_messages(request)
-                .await
-                .map_err(|e| self.conn.sdk_error(&self.what(), e))?;
-            let response = chat_response(reply, names);
+                .post_json("api/chat", &self.what(), &request)
+                .await?;
+            let response = chat_response(raw, reply, names);
             if let Some(u) = &response.usage {
                 let span = tracing::Span::current();
                 span.record("prompt_tokens", u.prompt_tokens);
@@ -405,25 +399,21 @@ impl Ollama {
         .await
     }
 
-    /// One streamed `/api/chat` call: the request ollama-rs would send, with
-    /// `"stream": true`, read line by line here.
+    /// One streamed `/api/chat` call (`"stream": true`), read line by line.
     async fn open_stream(
         &self,
-        request: ChatMessageRequest,
+        mut request: ChatRequest,
         names: ToolNames,
     ) -> Result<ChatResponseStream> {
         let what = self.what();
-        let mut body = serde_json::to_value(&request)?;
-        if let Value::Object(map) = &mut body {
-            map.insert("stream".to_owned(), Value::Bool(true));
-        }
+        request.stream = true;
         let span =
             tracing::info_span!("llm", provider = PROVIDER, model = %self.model, stream = true);
         let response = self
             .conn
             .http
             .post(format!("{}api/chat", self.conn.base_url))
-            .json(&body)
+            .json(&request)
             .send()
             .instrument(span)
             .await
@@ -450,10 +440,12 @@ impl Ollama {
         messages: &[ChatMessage],
         tools: &[ToolMetadata],
         tool_choice: &ToolChoice,
-    ) -> Result<(ChatMessageRequest, ToolNames)> {
+    ) -> Result<(ChatRequest, ToolNames)> {
         let chosen = self.tools_for(tools, tool_choice)?;
         let (infos, names) = to_wire_tools(&chosen)?;
-        Ok((self.request(messages).tools(infos), names))
+        let mut request = self.request(messages);
+        request.tools = infos;
+        Ok((request, names))
     }
 }
 
@@ -520,7 +512,8 @@ impl Llm for Ollama {
     /// Ollama's structured outputs: the schema goes in `format`, so the
     /// server constrains the reply to it; the reply's JSON is returned.
     async fn structured_chat(&self, messages: &[ChatMessage], schema: &Value) -> Result<Value> {
-        let request = self.request(messages).format(schema_format(schema)?);
+        let mut request = self.request(messages);
+        request.format = Some(schema_format(schema)?);
         let response = self.send(request, &ToolNames::default()).await?;
         parse_json_reply(&response.message.content)
     }

@@ -1,18 +1,17 @@
 //! Reading Ollama's streamed `/api/chat` reply: newline-delimited JSON
 //! objects, each a piece of the answer, the last one `"done": true` with the eval counts.
 //!
-//! ollama-rs has a stream of its own, but it drops lines it cannot decode
-//! (printing to stderr), which loses a server's mid-stream `{"error": ...}`,
-//! the final line when it carries no `message`, and the cause of a broken
-//! connection; so lines are decoded here, into the same ragloom types.
+//! A line that is not a reply is not dropped: a server's mid-stream
+//! `{"error": ...}`, a final line without `message` and the cause of a broken
+//! connection all reach the caller.
 
 use crate::common::{Connection, PROVIDER, server_error_text};
 use crate::convert::{THINKING_KEY, ToolNames, tool_call_from_wire, usage};
 
 /// The key of one stream item's reasoning text in `additional_kwargs`.
 pub const THINKING_DELTA_KEY: &str = "thinking_delta";
+use crate::wire::ToolCall as WireToolCall;
 use futures::stream::{self, Stream, StreamExt};
-use ollama_rs::generation::tools::ToolCall as WireToolCall;
 use ragloom_core::llms::{ChatMessage, ChatResponse, ChatResponseStream, ToolCall};
 use ragloom_core::{Error, Result};
 use serde::Deserialize;
