@@ -1,7 +1,7 @@
 //! Errors of the command line: one clear line, a hint, and an exit code a
 //! script can branch on (documented in docs/cli.md).
 
-use ragloom::durable::IndexError;
+use ragloom::durable::{FolderProblem, IndexError};
 use std::fmt;
 
 /// Exit codes.
@@ -113,6 +113,22 @@ impl From<IndexError> for CliError {
                 "ingest a source from one machine at a time; run the ingest again",
             ),
             IndexError::Settings { hint, .. } => Self::new(exit::USAGE, message, hint),
+            IndexError::Folder { problem, .. } => {
+                let code = match problem {
+                    FolderProblem::NoVectorIndex { .. } => exit::NO_INPUT,
+                    FolderProblem::SeveralIndexes { .. } | FolderProblem::NotEmpty => exit::USAGE,
+                    FolderProblem::PartialVectors { .. } => exit::FAILURE,
+                    _ => exit::CONFIG,
+                };
+                let hint = match problem {
+                    FolderProblem::SeveralIndexes { .. } => "choose one with --index-id",
+                    FolderProblem::ModelWithoutVectors => {
+                        "import with --embed none (queries then use the keyword index)"
+                    }
+                    other => other.hint(),
+                };
+                Self::new(code, message, hint)
+            }
             _ => Self::new(
                 exit::FAILURE,
                 message,

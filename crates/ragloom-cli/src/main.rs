@@ -8,12 +8,12 @@ mod chat;
 mod config;
 mod error;
 mod eval;
-mod eval_report;
 mod export;
 mod import;
 mod ingest;
 mod out;
 mod serve;
+mod status;
 mod store;
 mod ui;
 
@@ -71,6 +71,33 @@ fn main() -> ExitCode {
     }
 }
 
+/// What every command works with: the persist root, providers, the store.
+struct Ctx {
+    root: PathBuf,
+    spec: ProviderSpec,
+    location: Arc<dyn IndexLocation>,
+    top_k: usize,
+    ui: Ui,
+}
+
+impl Ctx {
+    fn index_of(&self, source: &Source) -> DurableIndex {
+        DurableIndex::new(self.location.clone(), &self.root, source.clone())
+    }
+
+    /// The source named by `--files` (default: the last one used) and its index.
+    fn index(&self, files: Option<&str>) -> Result<(Source, DurableIndex), CliError> {
+        let source = source_of(&self.root, files)?;
+        let index = self.index_of(&source);
+        Ok((source, index))
+    }
+
+    async fn engine(&self, files: Option<&str>) -> Result<answer::Engine, CliError> {
+        let (source, index) = self.index(files)?;
+        answer::Engine::open(source, &index, &self.spec, self.top_k, &self.ui).await
+    }
+}
+
 async fn run(cli: Cli) -> Result<(), CliError> {
     let g = &cli.global;
     let ui = Ui {
@@ -87,95 +114,45 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         spec.llm.label(),
         spec.embed.label()
     ));
-    let index_of = |source: &Source| DurableIndex::new(location.clone(), &root, source.clone());
+    let cx = Ctx {
+        root,
+        spec,
+        location,
+        top_k: g.top_k,
+        ui,
+    };
+    let ui = &cx.ui;
     match &cli.command {
-        Command::Rag(a) => {
-            if a.question.is_none() && !a.chat && a.files.is_none() {
-                return Err(CliError::new(
-                    exit::USAGE,
-                    "nothing to do",
-                    "give --files to ingest, and --question or --chat to ask",
-                ));
-            }
-            let source = source_of(&root, a.files.as_deref())?;
-            let index = index_of(&source);
-            if a.clear {
-                index
-                    .clear(&ingest::lock_options(a.ingest.no_wait, &ui))
-                    .await?;
-                ui.note(&format!("cleared the index of {}", source.key));
-            }
-            if a.files.is_some() {
-                let summary = run_ingest(&index, &spec, &a.ingest.options(), &ui).await?;
-                if a.question.is_none() && !a.chat {
-                    report_ingest(&source, &summary, &ui)?;
-                }
-            }
-            store::remember_last(&root, &source)?;
-            let engine = answer::Engine::open(source, &index, &spec, g.top_k, &ui).await?;
-            if let Some(q) = &a.question {
-                let answer = engine.answer(q, &ui).await?;
-                if ui.json {
-                    chat::print_json(&answer)?;
-                }
-            }
-            if a.chat {
-                chat::chat(&engine, &ui).await?;
-            }
-            Ok(())
-        }
+        Command::Rag(a) => rag(&cx, a).await,
         Command::Ingest(a) => {
             let source = store::resolve_source(&a.files)?;
-            let index = index_of(&source);
-            let summary = run_ingest(&index, &spec, &a.ingest.options(), &ui).await?;
-            store::remember_last(&root, &source)?;
-            report_ingest(&source, &summary, &ui)
+            let index = cx.index_of(&source);
+            let summary = run_ingest(&index, &cx.spec, &a.ingest.options(), ui).await?;
+            store::remember_last(&cx.root, &source)?;
+            report_ingest(&source, &summary, ui)
         }
         Command::Query(a) => {
-            let source = source_of(&root, a.folder.files.as_deref())?;
-            let index = index_of(&source);
-            let engine = answer::Engine::open(source, &index, &spec, g.top_k, &ui).await?;
-            let answer = engine.answer(&a.question, &ui).await?;
+            let engine = cx.engine(a.folder.files.as_deref()).await?;
+            let answer = engine.answer(&a.question, ui).await?;
             if ui.json {
                 chat::print_json(&answer)?;
             }
             Ok(())
         }
         Command::Chat(FolderArg { files }) => {
-            let source = source_of(&root, files.as_deref())?;
-            let index = index_of(&source);
-            let engine = answer::Engine::open(source, &index, &spec, g.top_k, &ui).await?;
-            chat::chat(&engine, &ui).await
+            chat::chat(&cx.engine(files.as_deref()).await?, ui).await
         }
         Command::Status(FolderArg { files }) => {
-            let source = source_of(&root, files.as_deref())?;
-            status(&source, &index_of(&source), &spec, &ui).await
+            let (source, index) = cx.index(files.as_deref())?;
+            status::status(&source, &index, &cx.spec, ui).await
         }
-        Command::Import(args::ImportArgs {
-            dir,
-            files,
-            index_id,
-        }) => {
-            let source = source_of(&root, Some(files))?;
-            let index = index_of(&source);
-            let summary =
-                import::import_llamaindex(dir, index_id.as_deref(), &index, &spec, &ui).await?;
-            store::remember_last(&root, &source)?;
-            if ui.json {
-                return chat::print_json(
-                    &serde_json::json!({ "source": source.key, "import": summary }),
-                );
-            }
-            out::line(format!(
-                "imported {} documents, {} nodes from {} as the index of {}",
-                summary.documents,
-                summary.nodes_total,
-                dir.display(),
-                source.key
-            ))
+        Command::Import(a) => {
+            let (source, index) = cx.index(Some(&a.files))?;
+            import::run(a, &source, &index, &cx.spec, ui).await?;
+            store::remember_last(&cx.root, &source)
         }
         Command::Eval(a) => {
-            let source = source_of(&root, a.folder.files.as_deref())?;
+            let (source, index) = cx.index(a.folder.files.as_deref())?;
             let plan = eval::EvalPlan {
                 dataset: a.dataset.clone(),
                 generate: a.generate,
@@ -183,36 +160,57 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 reranker: a.reranker.clone(),
                 judge: a.judge,
                 report: a.report.clone(),
-                answer_top_k: g.top_k,
+                answer_top_k: cx.top_k,
             };
-            eval::run(&source, &index_of(&source), &spec, &plan, &ui).await
+            eval::run(&source, &index, &cx.spec, &plan, ui).await
         }
-        Command::Serve(a) => serve_http(a, &root, &spec, &location, g.top_k).await,
+        Command::Serve(a) => serve_http(a, &cx).await,
         Command::Mcp(a) => {
-            let server = server_of(
-                &a.files,
-                &root,
-                &spec,
-                &location,
-                g.top_k,
-                Default::default(),
-                false,
-            )?;
+            let server = server_of(&a.files, &cx, Default::default(), false)?;
             server.serve_mcp_stdio().await.map_err(CliError::from)
         }
-        Command::Export(args::ExportArgs { llamaindex, files }) => {
-            let source = source_of(&root, files.as_deref())?;
-            let live = index_of(&source).open().await?;
-            let done = export::export_llamaindex(live.build().as_ref(), llamaindex).await?;
-            if ui.json {
-                return chat::print_json(&serde_json::json!({ "export": done }));
-            }
-            out::line(format!(
-                "exported {} nodes and {} vectors to {} (LlamaIndex's storage folder)",
-                done.nodes, done.vectors, done.dir
-            ))
+        Command::Export(a) => {
+            let (_, index) = cx.index(a.files.as_deref())?;
+            export::run(&index.open().await?, &a.llamaindex, ui).await
         }
     }
+}
+
+/// `ragloom rag`: ingest `--files` if given, then answer or chat.
+async fn rag(cx: &Ctx, a: &args::RagArgs) -> Result<(), CliError> {
+    let ui = &cx.ui;
+    if a.question.is_none() && !a.chat && a.files.is_none() {
+        return Err(CliError::new(
+            exit::USAGE,
+            "nothing to do",
+            "give --files to ingest, and --question or --chat to ask",
+        ));
+    }
+    let (source, index) = cx.index(a.files.as_deref())?;
+    if a.clear {
+        index
+            .clear(&ingest::lock_options(a.ingest.no_wait, ui))
+            .await?;
+        ui.note(&format!("cleared the index of {}", source.key));
+    }
+    if a.files.is_some() {
+        let summary = run_ingest(&index, &cx.spec, &a.ingest.options(), ui).await?;
+        if a.question.is_none() && !a.chat {
+            report_ingest(&source, &summary, ui)?;
+        }
+    }
+    store::remember_last(&cx.root, &source)?;
+    let engine = answer::Engine::open(source, &index, &cx.spec, cx.top_k, ui).await?;
+    if let Some(q) = &a.question {
+        let answer = engine.answer(q, ui).await?;
+        if ui.json {
+            chat::print_json(&answer)?;
+        }
+    }
+    if a.chat {
+        chat::chat(&engine, ui).await?;
+    }
+    Ok(())
 }
 
 /// Request logs on stderr for `serve`: text (coloured only on a terminal) or
@@ -254,14 +252,11 @@ fn serve_logs(format: &str, verbose: bool) -> Result<(), CliError> {
 /// A server of the sources named by `files` (default: the last one ingested).
 fn server_of(
     files: &[String],
-    root: &Path,
-    spec: &ProviderSpec,
-    location: &Arc<dyn IndexLocation>,
-    top_k: usize,
+    cx: &Ctx,
     config: ragloom_server::ServerConfig,
     follow_links: bool,
 ) -> Result<ragloom_server::Server, CliError> {
-    let llm = spec.llm.build()?;
+    let llm = cx.spec.llm.build()?;
     let mut names: Vec<String> = Vec::new();
     let mut indexes: Vec<std::sync::Arc<dyn ragloom_server::ServedIndex>> = Vec::new();
     let named: Vec<(Option<String>, Option<&str>)> = if files.is_empty() {
@@ -278,7 +273,7 @@ fn server_of(
             .collect()
     };
     for (name, files) in named {
-        let source = source_of(root, files)?;
+        let (source, index) = cx.index(files)?;
         let name = name.unwrap_or_else(|| serve::index_name(&source, &names));
         if names.contains(&name) {
             return Err(CliError::new(
@@ -287,27 +282,23 @@ fn server_of(
                 "name them with NAME=FILES",
             ));
         }
-        let index = DurableIndex::new(location.clone(), root, source.clone());
         names.push(name.clone());
         indexes.push(std::sync::Arc::new(serve::CliIndex::new(
             name,
             index,
-            spec.clone(),
+            cx.spec.clone(),
             llm.clone(),
             follow_links,
         )));
     }
-    let config = ragloom_server::ServerConfig { top_k, ..config };
+    let config = ragloom_server::ServerConfig {
+        top_k: cx.top_k,
+        ..config
+    };
     ragloom_server::Server::new(config, indexes).map_err(CliError::from)
 }
 
-async fn serve_http(
-    a: &args::ServeArgs,
-    root: &Path,
-    spec: &ProviderSpec,
-    location: &Arc<dyn IndexLocation>,
-    top_k: usize,
-) -> Result<(), CliError> {
+async fn serve_http(a: &args::ServeArgs, cx: &Ctx) -> Result<(), CliError> {
     let keys: Vec<String> = a
         .api_keys
         .iter()
@@ -347,15 +338,7 @@ async fn serve_http(
         max_upload_bytes_per_minute: a.max_upload_mb_per_minute.saturating_mul(1024 * 1024),
         ..Default::default()
     };
-    let server = server_of(
-        &a.files,
-        root,
-        spec,
-        location,
-        top_k,
-        config,
-        a.follow_links,
-    )?;
+    let server = server_of(&a.files, cx, config, a.follow_links)?;
     let listener = tokio::net::TcpListener::bind((a.host.as_str(), a.port))
         .await
         .map_err(|e| {
@@ -459,135 +442,4 @@ fn report_ingest(source: &Source, summary: &SyncReport, ui: &Ui) -> Result<(), C
         chat::print_json(&serde_json::json!({ "source": source.key, "ingest": summary }))?;
     }
     Ok(())
-}
-
-async fn status(
-    source: &Source,
-    index: &DurableIndex,
-    spec: &ProviderSpec,
-    ui: &Ui,
-) -> Result<(), CliError> {
-    let live = index.open_live().await?.ok_or_else(|| {
-        CliError::no_input(
-            format!("nothing is ingested for {}", source.key),
-            format!("run `ragloom ingest {}`", source.key),
-        )
-    })?;
-    let (build, manifest) = (live.build(), live.manifest());
-    let refs = build.docstore().get_all_ref_doc_info().await?;
-    let node_count: usize = refs.values().map(|r| r.node_ids.len()).sum();
-    let info = build.info(index.dir()).await?;
-    if ui.json {
-        return chat::print_json(&serde_json::json!({
-            "source": manifest.source,
-            "store": info,
-            "index_dir": index.dir().dir,
-            "size_bytes": info.size_bytes,
-            "documents": refs.len(),
-            "nodes": node_count,
-            "embed": manifest.settings.embed,
-            "chunk_size": manifest.settings.chunk_size,
-            "chunk_overlap": manifest.settings.chunk_overlap,
-            "chunk_tokenizer": manifest.settings.chunk_tokenizer.as_deref().unwrap_or("cl100k"),
-            "schema_version": build.schema_version()?,
-            "llm": spec.llm,
-            "created": manifest.created,
-            "updated": manifest.updated,
-            "last_ingest": manifest.last_ingest,
-        }));
-    }
-    let l = &manifest.last_ingest;
-    out::line(format!("source:      {}", manifest.source))?;
-    match info.kind {
-        "sqlite" => {
-            out::line(format!(
-                "index:       {} ({})",
-                index.dir().dir.display(),
-                human_bytes(info.size_bytes)
-            ))?;
-            out::line(format!(
-                "store:       embedded SQLite, {}",
-                std::path::Path::new(&info.path)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            ))?;
-        }
-        "qdrant" => {
-            out::line(format!(
-                "store:       Qdrant {} ({} points)",
-                info.path,
-                info.points.unwrap_or(0)
-            ))?;
-        }
-        _ => {
-            out::line(format!(
-                "store:       PostgreSQL {} ({})",
-                info.path,
-                human_bytes(info.size_bytes)
-            ))?;
-        }
-    }
-    out::line(format!(
-        "documents:   {} ({} nodes)",
-        refs.len(),
-        node_count
-    ))?;
-    out::line(format!(
-        "embedding:   {}",
-        if manifest.settings.embed == ragloom::durable::no_model() {
-            match info.kind {
-                "sqlite" => "none (BM25 retrieval)".to_string(),
-                "qdrant" => "none (BM25 sparse-vector retrieval)".to_string(),
-                _ => "none (full-text retrieval)".to_string(),
-            }
-        } else {
-            format!(
-                "{} (hybrid retrieval)",
-                ingest::model_label(&manifest.settings.embed)
-            )
-        }
-    ))?;
-    out::line(format!(
-        "llm:         {}",
-        match spec.llm {
-            ragloom::LlmSpec::None => "none (answers are the most relevant passages)".to_string(),
-            ref l => l.label(),
-        }
-    ))?;
-    out::line(format!(
-        "chunks:      {} {}, {} overlap",
-        manifest.settings.chunk_size,
-        manifest.settings.chunk_unit(),
-        manifest.settings.chunk_overlap
-    ))?;
-    out::line(format!("created:     {}", manifest.created))?;
-    out::line(format!("updated:     {}", manifest.updated))?;
-    out::line(format!(
-        "last ingest: {} files ({} unchanged, {} failed); {} documents new or changed, {} unchanged, {} deleted; {} nodes embedded; {} ms",
-        l.files,
-        l.files_unchanged,
-        l.failed_files,
-        l.ingested,
-        l.unchanged,
-        l.deleted,
-        l.nodes_embedded,
-        l.millis
-    ))?;
-    Ok(())
-}
-
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }

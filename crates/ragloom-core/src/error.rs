@@ -162,6 +162,14 @@ pub enum IndexError {
         /// The source's key.
         source_key: String,
     },
+    /// A LlamaIndex storage folder cannot be imported from, or exported to, as it is.
+    #[error("{}: {problem}", dir.display())]
+    Folder {
+        /// The folder.
+        dir: PathBuf,
+        /// What is wrong with it.
+        problem: FolderProblem,
+    },
     /// The chunking asked for cannot be used.
     #[error("{message}")]
     Settings {
@@ -170,6 +178,63 @@ pub enum IndexError {
         /// What to give instead.
         hint: String,
     },
+}
+
+/// Why a LlamaIndex storage folder cannot be imported or exported to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FolderProblem {
+    /// It holds no `VectorStoreIndex` (with the id asked for).
+    #[error("holds no VectorStoreIndex{}", index_id.as_ref().map(|i| format!(" `{i}`")).unwrap_or_default())]
+    NoVectorIndex {
+        /// The index id asked for, if any.
+        index_id: Option<String>,
+    },
+    /// It holds several vector indexes and none was chosen.
+    #[error("holds several vector indexes: {}", ids.join(", "))]
+    SeveralIndexes {
+        /// Their ids.
+        ids: Vec<String>,
+    },
+    /// Its vector store holds vectors for some of the index's nodes only.
+    #[error("{embedded} of {nodes} nodes have vectors")]
+    PartialVectors {
+        /// Nodes with a vector.
+        embedded: usize,
+        /// Nodes of the index.
+        nodes: usize,
+    },
+    /// It holds vectors but no embedding model was given to query them.
+    #[error("holds vectors, but no embedding model is configured to query them")]
+    VectorsWithoutModel,
+    /// An embedding model was given but it holds no vectors.
+    #[error("has no vectors, but an embedding model is configured")]
+    ModelWithoutVectors,
+    /// An export target that already holds files.
+    #[error("exists and is not empty")]
+    NotEmpty,
+}
+
+impl FolderProblem {
+    /// What to do instead.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            FolderProblem::NoVectorIndex { .. } => {
+                "give the folder LlamaIndex's `storage_context.persist()` wrote"
+            }
+            FolderProblem::SeveralIndexes { .. } => "choose one by its index id",
+            FolderProblem::PartialVectors { .. } => {
+                "import a folder whose vector store holds every node of the index"
+            }
+            FolderProblem::VectorsWithoutModel => {
+                "give the model that made them, e.g. --embed huggingface --embed-model DIR"
+            }
+            FolderProblem::ModelWithoutVectors => {
+                "import without an embedding model (queries then use the keyword index)"
+            }
+            FolderProblem::NotEmpty => "give a new or empty folder",
+        }
+    }
 }
 
 /// `Result` with [`Error`] as the default error.

@@ -28,18 +28,21 @@ mod dir;
 mod index;
 mod kv;
 mod listing;
+mod llamaindex;
 mod location;
 mod manifest;
 mod settings;
 mod source;
+mod status;
 mod sync;
 mod timed;
 mod writer;
 
-pub use crate::error::IndexError;
+pub use crate::error::{FolderProblem, IndexError};
 pub use dir::IndexDir;
 pub use index::{DurableIndex, IndexRetrievers, LiveIndex, NewBuild};
 pub use kv::{DynKv, copy_collections};
+pub use llamaindex::Exported;
 pub use location::{
     BuildRequest, BuildTransaction, IndexBuild, IndexLocation, NodeSink, PlainNodeSink,
     PreparedNodes, SimpleStores, StoreInfo, WriterGuard, build_prefix, import_suffix, probe_dim,
@@ -54,4 +57,5 @@ pub use settings::{
     DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, EmbedModel, no_model,
 };
 pub use source::{Source, SourceKind};
+pub use status::IndexStatus;
 pub use sync::{ReaderSetup, SyncEvent, SyncOptions, SyncProgress};

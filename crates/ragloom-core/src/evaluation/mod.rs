@@ -5,19 +5,24 @@
 //! it does (tests/evaluation_responses.rs replays its recorded calls);
 //! [`RetrieverEvaluator`] scores retrieval with [`retrieval_metrics`];
 //! [`DatasetGenerator`] and [`generate_qa_embedding_pairs`] write questions;
-//! [`BatchEvalRunner`] runs many evaluations concurrently.
+//! [`BatchEvalRunner`] runs many evaluations concurrently;
+//! [`compare_retrieval`] puts retrieval modes side by side on
+//! [`LabelledQuestion`]s and [`EvalReport::to_html`] draws the result.
 
 mod answer_relevancy;
 mod base;
 mod batch_runner;
+mod compare;
 mod context_relevancy;
 mod correctness;
 mod dataset_generation;
 mod faithfulness;
 mod guideline;
+mod labelled;
 mod pairwise;
 mod qa_dataset;
 mod relevancy;
+mod report_html;
 pub mod retrieval_metrics;
 mod retriever_evaluator;
 mod semantic_similarity;
@@ -25,6 +30,10 @@ mod semantic_similarity;
 pub use answer_relevancy::{ANSWER_RELEVANCY_EVAL_TMPL, AnswerRelevancyEvaluator};
 pub use base::{EvaluationInput, EvaluationResult, EvaluationSource, Evaluator};
 pub use batch_runner::{BatchEvalResults, BatchEvalRunner};
+pub use compare::{
+    EvalReport, JudgeSummary, MakeRerank, ModeSummary, QuestionResult, RetrievalMode, Retrieved,
+    Run, compare_retrieval, judge_answers,
+};
 pub use context_relevancy::{
     CONTEXT_RELEVANCY_EVAL_TMPL, CONTEXT_RELEVANCY_REFINE_TMPL, ContextRelevancyEvaluator,
 };
@@ -39,6 +48,9 @@ pub use dataset_generation::{
 pub use faithfulness::{FAITHFULNESS_EVAL_TMPL, FAITHFULNESS_REFINE_TMPL, FaithfulnessEvaluator};
 pub use guideline::{
     DEFAULT_GUIDELINES, GUIDELINE_EVAL_TMPL, GUIDELINE_FORMAT_INSTRUCTIONS, GuidelineEvaluator,
+};
+pub use labelled::{
+    LabelledQuestion, Relevance, generate_labelled_questions, read_labelled_questions,
 };
 pub use pairwise::{PAIRWISE_SYSTEM_TMPL, PAIRWISE_USER_TMPL, PairwiseComparisonEvaluator};
 pub use qa_dataset::{

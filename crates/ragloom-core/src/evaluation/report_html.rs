@@ -1,7 +1,7 @@
-//! The `ragloom eval --report` page: one self-contained HTML file (inline
-//! SVG charts and styles, no script, nothing fetched) people can open or mail.
+//! A retrieval comparison as one self-contained HTML page (inline SVG
+//! charts and styles, no script, nothing fetched) people can open or mail.
 
-use crate::eval::{EvalReport, ModeSummary};
+use super::compare::{EvalReport, ModeSummary, QuestionResult};
 use std::fmt::Write;
 
 /// Text made safe inside HTML elements and attributes.
@@ -78,8 +78,15 @@ fn bar_chart(
     svg
 }
 
-/// The report page.
-pub fn html(report: &EvalReport) -> String {
+impl EvalReport {
+    /// The report as a self-contained HTML page: charts of hit rate, MRR and
+    /// latency per mode, the table, and the questions every mode missed most.
+    pub fn to_html(&self) -> String {
+        html(self)
+    }
+}
+
+fn html(report: &EvalReport) -> String {
     let mut page = String::new();
     let _ = write!(
         page,
@@ -160,7 +167,7 @@ ol.retrieved {{ margin: 0; padding-left: 1.2rem; }} ol.retrieved li {{ margin-bo
         );
     }
     let runs = report.retrieval.len();
-    let mut worst: Vec<&crate::eval::QuestionResult> = report
+    let mut worst: Vec<&QuestionResult> = report
         .per_question
         .iter()
         .filter(|q| q.misses > 0)
