@@ -417,10 +417,15 @@ fn eval_bench() -> Result {
         "--release",
         "-p",
         "ragloom-cli",
+        "--features",
+        "local-models",
         "--bin",
         "ragloom",
     ]);
-    run("cargo build --release -p ragloom-cli --bin ragloom", build)?;
+    run(
+        "cargo build --release -p ragloom-cli --features local-models --bin ragloom",
+        build,
+    )?;
     let mut b = Command::new("python3");
     b.arg(root().join("crates/ragloom-cli/benches/eval_bench.py"))
         .arg("--ragloom")
@@ -456,8 +461,18 @@ fn serve_bench() -> Result {
     hostile.args(["bench", "-p", "ragloom-server", "--bench", "hostile"]);
     run("hostile", hostile)?;
     let mut build = cargo();
-    build.args(["build", "--release", "-p", "ragloom-cli"]);
-    run("cargo build --release -p ragloom-cli", build)?;
+    build.args([
+        "build",
+        "--release",
+        "-p",
+        "ragloom-cli",
+        "--features",
+        "local-models",
+    ]);
+    run(
+        "cargo build --release -p ragloom-cli --features local-models",
+        build,
+    )?;
     let corpus = bench_work().join("corpus-2000f-50mb-s42");
     if !bench_work()
         .join("corpus-2000f-50mb-s42.manifest.json")
@@ -526,6 +541,8 @@ fn store_bench(large: bool) -> Result {
         "--release",
         "-p",
         "ragloom-cli",
+        "--features",
+        "local-models",
         "--bin",
         "ragloom",
         "--example",
@@ -534,7 +551,7 @@ fn store_bench(large: bool) -> Result {
         "ragloom-qdrant-test-server",
     ]);
     run(
-        "cargo build --release -p ragloom-cli --bin ragloom --example ingest_floors -p ragloom-qdrant-test-server",
+        "cargo build --release -p ragloom-cli --features local-models --bin ragloom --example ingest_floors -p ragloom-qdrant-test-server",
         build,
     )?;
     let target = target_dir();

@@ -75,6 +75,9 @@ impl From<ragloom::Error> for CliError {
                 message,
                 "check that the provider's server is running and its settings (see `ragloom status`)",
             ),
+            ragloom::Error::FeatureMissing { feature, .. } => {
+                Self::config(message, build_with(feature))
+            }
             ragloom::Error::InvalidInput(_) => {
                 Self::new(exit::CONFIG, message, "see `ragloom --help`")
             }
@@ -85,6 +88,17 @@ impl From<ragloom::Error> for CliError {
             ),
         }
     }
+}
+
+/// How to build the command with `feature`: the local models come together.
+pub fn build_with(feature: &str) -> String {
+    let feature = match feature {
+        "huggingface" | "candle" | "sbert-rerank" => "local-models",
+        other => other,
+    };
+    format!(
+        "build the command with it: cargo install --path crates/ragloom-cli --features {feature}"
+    )
 }
 
 impl From<IndexError> for CliError {

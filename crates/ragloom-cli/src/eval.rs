@@ -60,7 +60,7 @@ fn reranker(_folder: &Path) -> Result<MakeRerank, CliError> {
     Err(CliError::new(
         exit::USAGE,
         "this ragloom was built without the sbert-rerank feature",
-        "build it with default features to rerank",
+        crate::error::build_with("sbert-rerank"),
     ))
 }
 

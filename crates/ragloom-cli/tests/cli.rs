@@ -9,7 +9,6 @@ use serde_json::Value;
 use std::path::Path;
 
 mod common;
-use assert_cmd::Command;
 use common::{json_of, postgres_mode, qdrant_mode, ragloom, ragloom_process, status};
 
 /// What keyword retrieval is called in the running test's store mode.
@@ -279,6 +278,7 @@ fn errors_are_one_line_with_a_hint_and_an_exit_code() {
 /// The value of `var`, which the `.ci/setup` script `script` sets for a
 /// live test; `None` (with a notice) on a developer machine without it, a
 /// failure under CI.
+#[cfg(any(feature = "huggingface", feature = "openai", feature = "candle"))]
 fn live_var(var: &str, script: &str) -> Option<String> {
     match std::env::var(var) {
         Ok(v) if !v.trim().is_empty() => Some(v),
@@ -294,6 +294,7 @@ fn live_var(var: &str, script: &str) -> Option<String> {
 }
 
 /// The local embedding model folder `.ci/setup/minilm.sh` unpacks.
+#[cfg(feature = "huggingface")]
 fn minilm_dir() -> Option<String> {
     live_var("RAGLOOM_TEST_MINILM_DIR", "minilm.sh")
 }
@@ -305,7 +306,7 @@ fn a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun() {
     let home = tempfile::tempdir().unwrap();
     let data = home.path().join("docs");
     corpus(&data);
-    let with_model = |cmd: &mut Command| {
+    let with_model = |cmd: &mut assert_cmd::Command| {
         cmd.args(["--embed", "huggingface", "--embed-model", &model]);
     };
     let mut first = ragloom(home.path());
@@ -352,6 +353,7 @@ fn a_local_embedding_model_makes_retrieval_hybrid_and_is_not_rerun() {
 
 /// The OpenAI-compatible server `.ci/setup/llm-server.sh` starts (llama.cpp
 /// with SmolLM2); `None` (with a notice) when unset off CI.
+#[cfg(feature = "openai")]
 fn llm_server() -> Option<(String, String)> {
     let url = live_var("RAGLOOM_TEST_OPENAI_BASE_URL", "llm-server.sh")?;
     let model = std::env::var("RAGLOOM_TEST_OPENAI_MODEL")

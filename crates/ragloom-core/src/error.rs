@@ -72,6 +72,15 @@ pub enum Error {
     /// `?`; the runtime never reports it as an error.
     #[error("waiting for an event ({0})")]
     WaitingForEvent(String),
+    /// A provider or integration was asked for whose Cargo feature this
+    /// build does not include.
+    #[error("{what} needs ragloom's `{feature}` feature, which this build does not include")]
+    FeatureMissing {
+        /// What was asked for (a provider's label).
+        what: String,
+        /// The facade feature that adds it.
+        feature: &'static str,
+    },
     /// An evaluator set to raise (`raise_error`) judged a response invalid.
     #[error("evaluation: {0}")]
     Evaluation(String),

@@ -533,10 +533,11 @@ impl EmbedSpec {
     }
 }
 
-fn missing_feature(label: &str, feature: &str) -> Error {
-    config_error(format!(
-        "{label} needs ragloom's `{feature}` feature, which this build does not include"
-    ))
+fn missing_feature(label: &str, feature: &'static str) -> Error {
+    Error::FeatureMissing {
+        what: label.to_owned(),
+        feature,
+    }
 }
 
 #[cfg(test)]
