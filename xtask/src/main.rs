@@ -542,7 +542,7 @@ fn store_bench(large: bool) -> Result {
         "-p",
         "ragloom-cli",
         "--features",
-        "local-models",
+        "local-models,qdrant",
         "--bin",
         "ragloom",
         "--example",
@@ -551,7 +551,7 @@ fn store_bench(large: bool) -> Result {
         "ragloom-qdrant-test-server",
     ]);
     run(
-        "cargo build --release -p ragloom-cli --features local-models --bin ragloom --example ingest_floors -p ragloom-qdrant-test-server",
+        "cargo build --release -p ragloom-cli --features local-models,qdrant --bin ragloom --example ingest_floors -p ragloom-qdrant-test-server",
         build,
     )?;
     let target = target_dir();

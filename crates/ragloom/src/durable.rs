@@ -169,15 +169,14 @@ impl StoreUrl {
                 Ok(Arc::new(location))
             }
             #[allow(unreachable_patterns)]
-            other => Err(Error::Unsupported(format!(
-                "{} indexes need ragloom's `{}` feature",
-                other.label(),
-                match other {
+            other => Err(Error::FeatureMissing {
+                what: format!("{} indexes", other.label()),
+                feature: match other {
                     Self::Embedded => "sqlite",
                     Self::Postgres { .. } => "postgres",
                     Self::Qdrant { .. } => "qdrant",
-                }
-            ))),
+                },
+            }),
         }
     }
 

@@ -206,7 +206,11 @@ mod guides {
     guide!(Chat, "chat", "docs/chat.md");
     guide!(DataModel, "data-model", "docs/data-model.md");
     guide!(Evaluation, "evaluation", "docs/evaluation.md");
-    guide!(IndexingAndStorage, "indexing-and-storage", "docs/indexing-and-storage.md");
+    guide!(
+        IndexingAndStorage,
+        "indexing-and-storage",
+        "docs/indexing-and-storage.md"
+    );
     guide!(Ingestion, "ingestion", "docs/ingestion.md");
     guide!(Loading, "loading", "docs/loading.md");
     guide!(Parsing, "parsing", "docs/parsing.md");
@@ -218,14 +222,30 @@ mod guides {
     guide!(Storage, "storage", "docs/storage.md");
     guide!(Tools, "tools", "docs/tools.md");
     guide!(Workflows, "workflows", "docs/workflows.md");
-    guide!(WritingAnIntegration, "writing-an-integration", "docs/writing-an-integration.md");
+    guide!(
+        WritingAnIntegration,
+        "writing-an-integration",
+        "docs/writing-an-integration.md"
+    );
     guide!(Candle, "candle", "docs/integrations/candle.md");
-    guide!(FileReaders, "file-readers", "docs/integrations/file-readers.md");
-    guide!(HuggingFace, "huggingface", "docs/integrations/huggingface.md");
+    guide!(
+        FileReaders,
+        "file-readers",
+        "docs/integrations/file-readers.md"
+    );
+    guide!(
+        HuggingFace,
+        "huggingface",
+        "docs/integrations/huggingface.md"
+    );
     guide!(Mcp, "mcp", "docs/integrations/mcp.md");
     guide!(Ollama, "ollama", "docs/integrations/ollama.md");
     guide!(OpenAi, "openai", "docs/integrations/openai.md");
     guide!(Postgres, "postgres", "docs/integrations/postgres.md");
     guide!(Qdrant, "qdrant", "docs/integrations/qdrant.md");
-    guide!(IntegrationTools, "integration-tools", "docs/integrations/tools.md");
+    guide!(
+        IntegrationTools,
+        "integration-tools",
+        "docs/integrations/tools.md"
+    );
 }
