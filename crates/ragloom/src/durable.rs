@@ -170,7 +170,7 @@ impl StoreUrl {
             }
             #[allow(unreachable_patterns)]
             other => Err(Error::FeatureMissing {
-                what: format!("{} indexes", other.label()),
+                what: format!("the store {}", other.label()),
                 feature: match other {
                     Self::Embedded => "sqlite",
                     Self::Postgres { .. } => "postgres",
