@@ -2,10 +2,10 @@
 //! standalone question, retrieves with it, and answers the user's message
 //! with the context prompt and the history (LlamaIndex's prompts, verbatim).
 
+use super::options::{ChatEngineOptions, chat_engine_option_setters};
 use super::utils::{
-    chat_span, context_synthesizer, default_memory, llm_span, prefix_messages_with_context,
-    record_usage, require_vars, retrieve_context, retriever_source, text_to_chat_stream,
-    write_turn_when_done,
+    chat_span, context_synthesizer, llm_span, prefix_messages_with_context, record_usage,
+    require_vars, retrieve_context, retriever_source, text_to_chat_stream, write_turn_when_done,
 };
 use super::{AgentChatResponse, ChatEngine, StreamingAgentChatResponse};
 use crate::error::Result;
@@ -52,34 +52,15 @@ pub struct CondensePlusContextChatEngine {
 pub struct CondensePlusContextChatEngineBuilder {
     retriever: Arc<dyn Retriever>,
     llm: Arc<dyn Llm>,
-    memory: Option<Arc<dyn BaseMemory>>,
-    chat_history: Vec<ChatMessage>,
-    system_prompt: Option<String>,
+    options: ChatEngineOptions,
     context_prompt: Option<String>,
     context_refine_prompt: Option<String>,
     condense_prompt: Option<PromptTemplate>,
     skip_condense: bool,
-    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
 }
 
 impl CondensePlusContextChatEngineBuilder {
-    /// The memory (default: a `ChatMemoryBuffer` of the LLM's context window minus 256 tokens).
-    pub fn memory(mut self, memory: Arc<dyn BaseMemory>) -> Self {
-        self.memory = Some(memory);
-        self
-    }
-
-    /// The conversation so far, for the default memory.
-    pub fn chat_history(mut self, chat_history: Vec<ChatMessage>) -> Self {
-        self.chat_history = chat_history;
-        self
-    }
-
-    /// A system prompt, appended to the context prompt.
-    pub fn system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
-        self.system_prompt = Some(system_prompt.into());
-        self
-    }
+    chat_engine_option_setters!(memory, chat_history, system_prompt, node_postprocessor);
 
     /// The context prompt (default [`DEFAULT_CONTEXT_PROMPT_TEMPLATE`]); it must have `{context_str}`.
     pub fn context_prompt(mut self, template: impl Into<String>) -> Self {
@@ -107,14 +88,8 @@ impl CondensePlusContextChatEngineBuilder {
         self
     }
 
-    /// Adds a postprocessor for retrieved nodes; they run in the order added.
-    pub fn node_postprocessor(mut self, postprocessor: Arc<dyn NodePostprocessor>) -> Self {
-        self.node_postprocessors.push(postprocessor);
-        self
-    }
-
     /// Builds the engine; a prompt without its variables is an error.
-    pub fn build(self) -> Result<CondensePlusContextChatEngine> {
+    pub fn build(mut self) -> Result<CondensePlusContextChatEngine> {
         let context_prompt = self
             .context_prompt
             .unwrap_or_else(|| DEFAULT_CONTEXT_PROMPT_TEMPLATE.to_owned());
@@ -135,10 +110,7 @@ impl CondensePlusContextChatEngineBuilder {
             "condense prompt",
             &["chat_history", "question"],
         )?;
-        let memory = match self.memory {
-            Some(m) => m,
-            None => default_memory(self.llm.as_ref(), self.chat_history)?,
-        };
+        let memory = self.options.take_memory(self.llm.as_ref())?;
         Ok(CondensePlusContextChatEngine {
             retriever: self.retriever,
             llm: self.llm,
@@ -146,9 +118,9 @@ impl CondensePlusContextChatEngineBuilder {
             context_prompt,
             context_refine_prompt,
             condense_prompt,
-            system_prompt: self.system_prompt,
+            system_prompt: self.options.system_prompt,
             skip_condense: self.skip_condense,
-            node_postprocessors: self.node_postprocessors,
+            node_postprocessors: self.options.node_postprocessors,
         })
     }
 }
@@ -167,14 +139,11 @@ impl CondensePlusContextChatEngine {
         CondensePlusContextChatEngineBuilder {
             retriever,
             llm,
-            memory: None,
-            chat_history: Vec::new(),
-            system_prompt: None,
+            options: ChatEngineOptions::default(),
             context_prompt: None,
             context_refine_prompt: None,
             condense_prompt: None,
             skip_condense: false,
-            node_postprocessors: Vec::new(),
         }
     }
 

@@ -1,9 +1,8 @@
 //! `CondenseQuestionChatEngine`: rewrites the history and the new message
 //! into one standalone question with LlamaIndex's condense prompt, then asks the query engine.
 
-use super::utils::{
-    chat_span, default_memory, query_engine_source, text_to_chat_stream, write_turn_when_done,
-};
+use super::options::{ChatEngineOptions, chat_engine_option_setters};
+use super::utils::{chat_span, query_engine_source, text_to_chat_stream, write_turn_when_done};
 use super::{AgentChatResponse, ChatEngine, StreamingAgentChatResponse};
 use crate::error::Result;
 use crate::llms::{ChatMessage, Llm, messages_to_history_str, predict};
@@ -34,11 +33,11 @@ pub struct CondenseQuestionChatEngineBuilder {
     query_engine: Arc<dyn QueryEngine>,
     llm: Arc<dyn Llm>,
     condense_question_prompt: Option<BasePromptTemplate>,
-    memory: Option<Arc<dyn BaseMemory>>,
-    chat_history: Vec<ChatMessage>,
+    options: ChatEngineOptions,
 }
 
 impl CondenseQuestionChatEngineBuilder {
+    chat_engine_option_setters!(memory, chat_history);
     /// The condense prompt (default [`DEFAULT_TEMPLATE`]); it must have
     /// `{chat_history}` and `{question}`.
     pub fn condense_question_prompt(mut self, prompt: impl Into<BasePromptTemplate>) -> Self {
@@ -46,20 +45,8 @@ impl CondenseQuestionChatEngineBuilder {
         self
     }
 
-    /// The memory (default: a `ChatMemoryBuffer` of the LLM's context window minus 256 tokens).
-    pub fn memory(mut self, memory: Arc<dyn BaseMemory>) -> Self {
-        self.memory = Some(memory);
-        self
-    }
-
-    /// The conversation so far, for the default memory.
-    pub fn chat_history(mut self, chat_history: Vec<ChatMessage>) -> Self {
-        self.chat_history = chat_history;
-        self
-    }
-
     /// Builds the engine.
-    pub fn build(self) -> Result<CondenseQuestionChatEngine> {
+    pub fn build(mut self) -> Result<CondenseQuestionChatEngine> {
         let prompt = match self.condense_question_prompt {
             Some(p) => {
                 p.require_vars(&["chat_history", "question"])?;
@@ -67,10 +54,7 @@ impl CondenseQuestionChatEngineBuilder {
             }
             None => PromptTemplate::new(DEFAULT_TEMPLATE).into(),
         };
-        let memory = match self.memory {
-            Some(m) => m,
-            None => default_memory(self.llm.as_ref(), self.chat_history)?,
-        };
+        let memory = self.options.take_memory(self.llm.as_ref())?;
         Ok(CondenseQuestionChatEngine {
             query_engine: self.query_engine,
             condense_question_prompt: prompt,
@@ -95,8 +79,7 @@ impl CondenseQuestionChatEngine {
             query_engine,
             llm,
             condense_question_prompt: None,
-            memory: None,
-            chat_history: Vec::new(),
+            options: ChatEngineOptions::default(),
         }
     }
 

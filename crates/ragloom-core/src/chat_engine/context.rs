@@ -1,12 +1,13 @@
 //! `ContextChatEngine`: retrieves with the user's message and answers with the
 //! context in the system prompt, then the history, then the message (LlamaIndex's prompts, verbatim).
 
+use super::options::{ChatEngineOptions, chat_engine_option_setters};
 use super::utils::{
-    chat_span, context_synthesizer, default_memory, prefix_messages_with_context, require_vars,
-    retrieve_context, retriever_source, text_to_chat_stream, write_turn_when_done,
+    chat_span, context_synthesizer, prefix_messages_with_context, require_vars, retrieve_context,
+    retriever_source, text_to_chat_stream, write_turn_when_done,
 };
 use super::{AgentChatResponse, ChatEngine, StreamingAgentChatResponse};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::llms::{ChatMessage, Llm, MessageRole};
 use crate::memory::BaseMemory;
 use crate::postprocessor::NodePostprocessor;
@@ -42,46 +43,19 @@ pub struct ContextChatEngine {
 pub struct ContextChatEngineBuilder {
     retriever: Arc<dyn Retriever>,
     llm: Arc<dyn Llm>,
-    memory: Option<Arc<dyn BaseMemory>>,
-    chat_history: Vec<ChatMessage>,
-    system_prompt: Option<String>,
-    prefix_messages: Option<Vec<ChatMessage>>,
-    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+    options: ChatEngineOptions,
     context_template: Option<String>,
     context_refine_template: Option<String>,
 }
 
 impl ContextChatEngineBuilder {
-    /// The memory (default: a `ChatMemoryBuffer` of the LLM's context window minus 256 tokens).
-    pub fn memory(mut self, memory: Arc<dyn BaseMemory>) -> Self {
-        self.memory = Some(memory);
-        self
-    }
-
-    /// The conversation so far, for the default memory.
-    pub fn chat_history(mut self, chat_history: Vec<ChatMessage>) -> Self {
-        self.chat_history = chat_history;
-        self
-    }
-
-    /// A system prompt, appended to the context in the system message.
-    pub fn system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
-        self.system_prompt = Some(system_prompt.into());
-        self
-    }
-
-    /// Messages sent between the context and the history (a leading system
-    /// message among them is appended to the context instead).
-    pub fn prefix_messages(mut self, prefix_messages: Vec<ChatMessage>) -> Self {
-        self.prefix_messages = Some(prefix_messages);
-        self
-    }
-
-    /// Adds a postprocessor for retrieved nodes; they run in the order added.
-    pub fn node_postprocessor(mut self, postprocessor: Arc<dyn NodePostprocessor>) -> Self {
-        self.node_postprocessors.push(postprocessor);
-        self
-    }
+    chat_engine_option_setters!(
+        memory,
+        chat_history,
+        system_prompt,
+        prefix_messages,
+        node_postprocessor
+    );
 
     /// The context template (default [`DEFAULT_CONTEXT_TEMPLATE`]); it must have `{context_str}`.
     pub fn context_template(mut self, template: impl Into<String>) -> Self {
@@ -98,7 +72,7 @@ impl ContextChatEngineBuilder {
 
     /// Builds the engine. Both a system prompt and prefix messages, or a
     /// template without its variables, is an error.
-    pub fn build(self) -> Result<ContextChatEngine> {
+    pub fn build(mut self) -> Result<ContextChatEngine> {
         let context_template = self
             .context_template
             .unwrap_or_else(|| DEFAULT_CONTEXT_TEMPLATE.to_owned());
@@ -111,27 +85,14 @@ impl ContextChatEngineBuilder {
             "context refine template",
             &["context_msg", "existing_answer"],
         )?;
-        let memory = match self.memory {
-            Some(m) => m,
-            None => default_memory(self.llm.as_ref(), self.chat_history)?,
-        };
-        let prefix_messages = match (self.system_prompt, self.prefix_messages) {
-            (Some(_), Some(_)) => {
-                return Err(Error::InvalidInput(
-                    "give a chat engine either `system_prompt` or `prefix_messages`, not both"
-                        .to_owned(),
-                ));
-            }
-            (Some(prompt), None) => vec![ChatMessage::new(self.llm.metadata().system_role, prompt)],
-            (None, Some(messages)) => messages,
-            (None, None) => Vec::new(),
-        };
+        let memory = self.options.take_memory(self.llm.as_ref())?;
+        let prefix_messages = self.options.take_prefix_messages(self.llm.as_ref())?;
         Ok(ContextChatEngine {
             retriever: self.retriever,
             llm: self.llm,
             memory,
             prefix_messages,
-            node_postprocessors: self.node_postprocessors,
+            node_postprocessors: self.options.node_postprocessors,
             context_template,
             context_refine_template,
         })
@@ -149,11 +110,7 @@ impl ContextChatEngine {
         ContextChatEngineBuilder {
             retriever,
             llm,
-            memory: None,
-            chat_history: Vec::new(),
-            system_prompt: None,
-            prefix_messages: None,
-            node_postprocessors: Vec::new(),
+            options: ChatEngineOptions::default(),
             context_template: None,
             context_refine_template: None,
         }

@@ -33,6 +33,7 @@
 pub mod condense_plus_context;
 pub mod condense_question;
 pub mod context;
+mod options;
 pub mod simple;
 mod utils;
 
@@ -41,6 +42,7 @@ pub use condense_plus_context::{
 };
 pub use condense_question::{CondenseQuestionChatEngine, CondenseQuestionChatEngineBuilder};
 pub use context::{ContextChatEngine, ContextChatEngineBuilder};
+pub use options::ChatEngineOptions;
 pub use simple::{SimpleChatEngine, SimpleChatEngineBuilder};
 
 use crate::error::{Error, Result};

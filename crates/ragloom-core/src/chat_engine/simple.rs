@@ -1,7 +1,8 @@
 //! `SimpleChatEngine`: a conversation with the LLM alone — prefix messages
 //! (the system prompt), then the history that fits the memory, then the new message.
 
-use super::utils::{chat_span, default_memory, llm_span, record_usage, write_turn_when_done};
+use super::options::{ChatEngineOptions, chat_engine_option_setters};
+use super::utils::{chat_span, llm_span, record_usage, write_turn_when_done};
 use super::{AgentChatResponse, ChatEngine, StreamingAgentChatResponse};
 use crate::error::{Error, Result};
 use crate::llms::{ChatMessage, Llm};
@@ -22,56 +23,16 @@ pub struct SimpleChatEngine {
 #[derive(Debug)]
 pub struct SimpleChatEngineBuilder {
     llm: Arc<dyn Llm>,
-    memory: Option<Arc<dyn BaseMemory>>,
-    chat_history: Vec<ChatMessage>,
-    system_prompt: Option<String>,
-    prefix_messages: Option<Vec<ChatMessage>>,
+    options: ChatEngineOptions,
 }
 
 impl SimpleChatEngineBuilder {
-    /// The memory (default: a `ChatMemoryBuffer` of the LLM's context window
-    /// minus 256 tokens, holding [`chat_history`](Self::chat_history)).
-    pub fn memory(mut self, memory: Arc<dyn BaseMemory>) -> Self {
-        self.memory = Some(memory);
-        self
-    }
-
-    /// The conversation so far, for the default memory (ignored when a
-    /// memory is given, as in LlamaIndex).
-    pub fn chat_history(mut self, chat_history: Vec<ChatMessage>) -> Self {
-        self.chat_history = chat_history;
-        self
-    }
-
-    /// A system prompt, sent first with the LLM's system role.
-    pub fn system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
-        self.system_prompt = Some(system_prompt.into());
-        self
-    }
-
-    /// Messages sent before the history on every turn (instead of a system prompt).
-    pub fn prefix_messages(mut self, prefix_messages: Vec<ChatMessage>) -> Self {
-        self.prefix_messages = Some(prefix_messages);
-        self
-    }
+    chat_engine_option_setters!(memory, chat_history, system_prompt, prefix_messages);
 
     /// Builds the engine. Both a system prompt and prefix messages is an error.
-    pub fn build(self) -> Result<SimpleChatEngine> {
-        let memory = match self.memory {
-            Some(m) => m,
-            None => default_memory(self.llm.as_ref(), self.chat_history)?,
-        };
-        let prefix_messages = match (self.system_prompt, self.prefix_messages) {
-            (Some(_), Some(_)) => {
-                return Err(Error::InvalidInput(
-                    "give a chat engine either `system_prompt` or `prefix_messages`, not both"
-                        .to_owned(),
-                ));
-            }
-            (Some(prompt), None) => vec![ChatMessage::new(self.llm.metadata().system_role, prompt)],
-            (None, Some(messages)) => messages,
-            (None, None) => Vec::new(),
-        };
+    pub fn build(mut self) -> Result<SimpleChatEngine> {
+        let memory = self.options.take_memory(self.llm.as_ref())?;
+        let prefix_messages = self.options.take_prefix_messages(self.llm.as_ref())?;
         Ok(SimpleChatEngine {
             llm: self.llm,
             memory,
@@ -103,10 +64,7 @@ impl SimpleChatEngine {
     pub fn builder(llm: Arc<dyn Llm>) -> SimpleChatEngineBuilder {
         SimpleChatEngineBuilder {
             llm,
-            memory: None,
-            chat_history: Vec::new(),
-            system_prompt: None,
-            prefix_messages: None,
+            options: ChatEngineOptions::default(),
         }
     }
 

@@ -7,8 +7,9 @@
 //! same limit and the same boundaries in spirit, not byte for byte.
 
 use super::node_utils::{build_nodes_from_splits, postprocess_parsed_nodes};
+use super::options::{NodeParserOptions, node_parser_options_setters};
 use super::sentence::id_func_json;
-use super::{IdFunc, NodeParser, TextSplitter};
+use super::{NodeParser, TextSplitter};
 use crate::error::{Error, Result};
 use crate::schema::Node;
 use crate::transform::TransformComponent;
@@ -56,9 +57,8 @@ impl CodeLanguage {
 pub struct CodeSplitter {
     language: CodeLanguage,
     max_chars: usize,
-    include_metadata: bool,
-    include_prev_next_rel: bool,
-    id_func: Option<IdFunc>,
+    /// Metadata, Previous/Next links and node ids (every parser has them).
+    pub options: NodeParserOptions,
 }
 
 impl std::fmt::Debug for CodeSplitter {
@@ -66,9 +66,7 @@ impl std::fmt::Debug for CodeSplitter {
         f.debug_struct("CodeSplitter")
             .field("language", &self.language)
             .field("max_chars", &self.max_chars)
-            .field("include_metadata", &self.include_metadata)
-            .field("include_prev_next_rel", &self.include_prev_next_rel)
-            .field("id_func", &self.id_func.as_ref().map(|_| "custom"))
+            .field("options", &self.options)
             .finish()
     }
 }
@@ -79,9 +77,7 @@ impl CodeSplitter {
         Self {
             language,
             max_chars: DEFAULT_MAX_CHARS,
-            include_metadata: true,
-            include_prev_next_rel: true,
-            id_func: None,
+            options: NodeParserOptions::default(),
         }
     }
 
@@ -91,23 +87,7 @@ impl CodeSplitter {
         self
     }
 
-    /// Whether chunks get the document's metadata.
-    pub fn include_metadata(mut self, yes: bool) -> Self {
-        self.include_metadata = yes;
-        self
-    }
-
-    /// Whether neighbouring chunks are linked `Previous` / `Next`.
-    pub fn include_prev_next_rel(mut self, yes: bool) -> Self {
-        self.include_prev_next_rel = yes;
-        self
-    }
-
-    /// Makes node ids.
-    pub fn id_func(mut self, f: IdFunc) -> Self {
-        self.id_func = Some(f);
-        self
-    }
+    node_parser_options_setters!();
 }
 
 impl TextSplitter for CodeSplitter {
@@ -147,15 +127,15 @@ impl NodeParser for CodeSplitter {
                 splits,
                 doc,
                 None,
-                self.id_func.as_ref(),
+                self.options.id_func.as_ref(),
             ));
         }
         let parents: HashMap<&str, &Node> = documents.iter().map(|d| (d.id_.as_str(), d)).collect();
         postprocess_parsed_nodes(
             &mut all,
             &parents,
-            self.include_metadata,
-            self.include_prev_next_rel,
+            self.options.include_metadata,
+            self.options.include_prev_next_rel,
         );
         Ok(all)
     }
@@ -169,9 +149,9 @@ impl TransformComponent for CodeSplitter {
 
     fn settings(&self) -> Value {
         json!({
-            "include_metadata": self.include_metadata,
-            "include_prev_next_rel": self.include_prev_next_rel,
-            "id_func": id_func_json(self.id_func.is_some()),
+            "include_metadata": self.options.include_metadata,
+            "include_prev_next_rel": self.options.include_prev_next_rel,
+            "id_func": id_func_json(self.options.id_func.is_some()),
             "language": self.language.name(),
             "max_chars": self.max_chars,
             "class_name": "CodeSplitter",

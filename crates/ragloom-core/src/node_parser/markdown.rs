@@ -1,9 +1,10 @@
 //! `MarkdownNodeParser`: one node per Markdown section, with the path of the
 //! headers above it as `header_path` metadata, exactly as LlamaIndex 0.14.25 does.
 
+use super::NodeParser;
 use super::node_utils::{build_nodes_with_source, postprocess_parsed_nodes};
+use super::options::{NodeParserOptions, node_parser_options_setters};
 use super::sentence::id_func_json;
-use super::{IdFunc, NodeParser};
 use crate::error::Result;
 use crate::schema::{Node, RelatedNodeInfo, is_py_space, py_strip};
 use crate::transform::TransformComponent;
@@ -20,19 +21,16 @@ use std::collections::HashMap;
 /// `header_path_separator` (`"/"` alone at top level), e.g. `"/Title/Section/"`.
 #[derive(Clone)]
 pub struct MarkdownNodeParser {
-    include_metadata: bool,
-    include_prev_next_rel: bool,
+    /// Metadata, Previous/Next links and node ids (every parser has them).
+    pub options: NodeParserOptions,
     header_path_separator: String,
-    id_func: Option<IdFunc>,
 }
 
 impl std::fmt::Debug for MarkdownNodeParser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MarkdownNodeParser")
-            .field("include_metadata", &self.include_metadata)
-            .field("include_prev_next_rel", &self.include_prev_next_rel)
+            .field("options", &self.options)
             .field("header_path_separator", &self.header_path_separator)
-            .field("id_func", &self.id_func.as_ref().map(|_| "custom"))
             .finish()
     }
 }
@@ -47,35 +45,16 @@ impl MarkdownNodeParser {
     /// Python's defaults: metadata and prev/next relationships included, separator `"/"`.
     pub fn new() -> Self {
         Self {
-            include_metadata: true,
-            include_prev_next_rel: true,
+            options: NodeParserOptions::default(),
             header_path_separator: "/".into(),
-            id_func: None,
         }
     }
 
-    /// Whether nodes get the document's metadata and `header_path`.
-    pub fn include_metadata(mut self, yes: bool) -> Self {
-        self.include_metadata = yes;
-        self
-    }
-
-    /// Whether neighbouring nodes are linked `Previous` / `Next`.
-    pub fn include_prev_next_rel(mut self, yes: bool) -> Self {
-        self.include_prev_next_rel = yes;
-        self
-    }
+    node_parser_options_setters!();
 
     /// The separator in `header_path` (default `"/"`).
     pub fn header_path_separator(mut self, sep: impl Into<String>) -> Self {
         self.header_path_separator = sep.into();
-        self
-    }
-
-    /// Makes node ids. As in Python each section is built on its own, so
-    /// the function is called with index 0 for every section.
-    pub fn id_func(mut self, f: IdFunc) -> Self {
-        self.id_func = Some(f);
         self
     }
 
@@ -137,10 +116,14 @@ impl MarkdownNodeParser {
             .map(|(_, h)| *h)
             .collect::<Vec<_>>()
             .join(&self.header_path_separator);
-        let built =
-            build_nodes_with_source(vec![text.to_string()], doc, source, self.id_func.as_ref());
+        let built = build_nodes_with_source(
+            vec![text.to_string()],
+            doc,
+            source,
+            self.options.id_func.as_ref(),
+        );
         for mut node in built {
-            if self.include_metadata {
+            if self.options.include_metadata {
                 let sep = &self.header_path_separator;
                 let value = if path.is_empty() {
                     sep.clone()
@@ -177,8 +160,8 @@ impl NodeParser for MarkdownNodeParser {
         postprocess_parsed_nodes(
             &mut all,
             &parents,
-            self.include_metadata,
-            self.include_prev_next_rel,
+            self.options.include_metadata,
+            self.options.include_prev_next_rel,
         );
         Ok(all)
     }
@@ -193,9 +176,9 @@ impl TransformComponent for MarkdownNodeParser {
     /// LlamaIndex's `to_dict()` of the parser.
     fn settings(&self) -> Value {
         json!({
-            "include_metadata": self.include_metadata,
-            "include_prev_next_rel": self.include_prev_next_rel,
-            "id_func": id_func_json(self.id_func.is_some()),
+            "include_metadata": self.options.include_metadata,
+            "include_prev_next_rel": self.options.include_prev_next_rel,
+            "id_func": id_func_json(self.options.id_func.is_some()),
             "header_path_separator": self.header_path_separator,
             "class_name": "MarkdownNodeParser",
         })

@@ -10,6 +10,7 @@ mod code;
 pub mod hierarchical;
 mod markdown;
 pub mod node_utils;
+mod options;
 pub mod punkt;
 mod punkt_tables;
 mod sentence;
@@ -27,6 +28,7 @@ pub use markdown::MarkdownNodeParser;
 pub use node_utils::{
     build_nodes_from_splits, default_id_func, metadata_str_for_splitting, postprocess_parsed_nodes,
 };
+pub use options::NodeParserOptions;
 pub use punkt::PunktSentenceTokenizer;
 pub use sentence::{
     CHUNKING_REGEX, ChunkingTokenizerFn, DEFAULT_PARAGRAPH_SEP, SENTENCE_CHUNK_OVERLAP,

@@ -6,10 +6,11 @@
 //! are merged greedily into chunks that overlap by up to `chunk_overlap`.
 
 use super::node_utils::parse_nodes_metadata_aware;
+use super::options::{NodeParserOptions, node_parser_options_setters};
 use super::text_utils::{
     char_pieces, default_chunking_pieces, keep_separator_pieces, sentence_pieces,
 };
-use super::{DEFAULT_CHUNK_SIZE, IdFunc, NodeParser, TextSplitter};
+use super::{DEFAULT_CHUNK_SIZE, NodeParser, TextSplitter};
 use crate::error::{Error, Result};
 use crate::schema::{Node, py_strip};
 use crate::tokenizer::{Tokenizer, default_tokenizer};
@@ -54,15 +55,12 @@ pub struct SentenceSplitter {
     /// Regex splitting a sentence into clauses; `None` goes from sentences
     /// straight to words.
     pub secondary_chunking_regex: Option<String>,
-    /// Whether chunks inherit their document's metadata.
-    pub include_metadata: bool,
-    /// Whether chunks of one document are chained with `Previous`/`Next`.
-    pub include_prev_next_rel: bool,
+    /// Metadata, Previous/Next links and node ids (every parser has them).
+    pub options: NodeParserOptions,
     compiled_regex: Option<Regex>,
     regex_error: Option<String>,
     tokenizer: Arc<dyn Tokenizer>,
     chunking_tokenizer_fn: Option<ChunkingTokenizerFn>,
-    id_func: Option<IdFunc>,
 }
 
 impl std::fmt::Debug for SentenceSplitter {
@@ -73,14 +71,12 @@ impl std::fmt::Debug for SentenceSplitter {
             .field("separator", &self.separator)
             .field("paragraph_separator", &self.paragraph_separator)
             .field("secondary_chunking_regex", &self.secondary_chunking_regex)
-            .field("include_metadata", &self.include_metadata)
-            .field("include_prev_next_rel", &self.include_prev_next_rel)
+            .field("options", &self.options)
             .field("tokenizer", &self.tokenizer)
             .field(
                 "chunking_tokenizer_fn",
                 &self.chunking_tokenizer_fn.as_ref().map(|_| "custom"),
             )
-            .field("id_func", &self.id_func.as_ref().map(|_| "custom"))
             .finish()
     }
 }
@@ -127,13 +123,11 @@ impl SentenceSplitter {
             separator: " ".into(),
             paragraph_separator: DEFAULT_PARAGRAPH_SEP.into(),
             secondary_chunking_regex: Some(CHUNKING_REGEX.into()),
-            include_metadata: true,
-            include_prev_next_rel: true,
+            options: NodeParserOptions::default(),
             compiled_regex: None,
             regex_error: None,
             tokenizer: default_tokenizer(),
             chunking_tokenizer_fn: None,
-            id_func: None,
         }
     }
 
@@ -176,17 +170,7 @@ impl SentenceSplitter {
         self
     }
 
-    /// Whether chunks inherit their document's metadata.
-    pub fn include_metadata(mut self, include: bool) -> Self {
-        self.include_metadata = include;
-        self
-    }
-
-    /// Whether chunks are chained with `Previous`/`Next`.
-    pub fn include_prev_next_rel(mut self, include: bool) -> Self {
-        self.include_prev_next_rel = include;
-        self
-    }
+    node_parser_options_setters!();
 
     /// Sets the tokenizer that measures chunks.
     pub fn tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
@@ -197,12 +181,6 @@ impl SentenceSplitter {
     /// Replaces the Punkt sentence splitter.
     pub fn chunking_tokenizer_fn(mut self, f: ChunkingTokenizerFn) -> Self {
         self.chunking_tokenizer_fn = Some(f);
-        self
-    }
-
-    /// Sets how chunk ids are made (default: UUID v4).
-    pub fn id_func(mut self, f: IdFunc) -> Self {
-        self.id_func = Some(f);
         self
     }
 
@@ -597,9 +575,9 @@ impl NodeParser for SentenceSplitter {
         parse_nodes_metadata_aware(
             self,
             documents,
-            self.include_metadata,
-            self.include_prev_next_rel,
-            self.id_func.as_ref(),
+            self.options.include_metadata,
+            self.options.include_prev_next_rel,
+            self.options.id_func.as_ref(),
         )
     }
 }
@@ -613,9 +591,9 @@ impl TransformComponent for SentenceSplitter {
     /// LlamaIndex's `to_dict()` of the splitter.
     fn settings(&self) -> Value {
         json!({
-            "include_metadata": self.include_metadata,
-            "include_prev_next_rel": self.include_prev_next_rel,
-            "id_func": id_func_json(self.id_func.is_some()),
+            "include_metadata": self.options.include_metadata,
+            "include_prev_next_rel": self.options.include_prev_next_rel,
+            "id_func": id_func_json(self.options.id_func.is_some()),
             "chunk_size": self.chunk_size,
             "chunk_overlap": self.chunk_overlap,
             "separator": self.separator,

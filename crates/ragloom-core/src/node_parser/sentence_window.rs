@@ -4,10 +4,11 @@
 //! Pair it with `MetadataReplacementPostProcessor::new("window")`: retrieval
 //! matches single sentences, the LLM then sees each one's window.
 
+use super::NodeParser;
 use super::node_utils::{build_nodes_from_splits, postprocess_parsed_nodes};
+use super::options::{NodeParserOptions, node_parser_options_setters};
 use super::sentence::{ChunkingTokenizerFn, id_func_json};
 use super::text_utils::split_by_sentence_tokenizer;
-use super::{IdFunc, NodeParser};
 use crate::error::{Error, Result};
 use crate::schema::Node;
 use crate::transform::TransformComponent;
@@ -41,12 +42,9 @@ pub struct SentenceWindowNodeParser {
     pub window_metadata_key: String,
     /// Metadata key of the node's own sentence (default `"original_text"`).
     pub original_text_metadata_key: String,
-    /// Whether documents' metadata is copied into nodes (default true).
-    pub include_metadata: bool,
-    /// Whether `Previous`/`Next` relationships are set (default true).
-    pub include_prev_next_rel: bool,
+    /// Metadata, Previous/Next links and node ids (every parser has them).
+    pub options: NodeParserOptions,
     sentence_splitter: Option<ChunkingTokenizerFn>,
-    id_func: Option<IdFunc>,
 }
 
 impl std::fmt::Debug for SentenceWindowNodeParser {
@@ -58,13 +56,11 @@ impl std::fmt::Debug for SentenceWindowNodeParser {
                 "original_text_metadata_key",
                 &self.original_text_metadata_key,
             )
-            .field("include_metadata", &self.include_metadata)
-            .field("include_prev_next_rel", &self.include_prev_next_rel)
+            .field("options", &self.options)
             .field(
                 "sentence_splitter",
                 &self.sentence_splitter.as_ref().map(|_| "custom"),
             )
-            .field("id_func", &self.id_func.as_ref().map(|_| "custom"))
             .finish()
     }
 }
@@ -82,10 +78,8 @@ impl SentenceWindowNodeParser {
             window_size: DEFAULT_WINDOW_SIZE,
             window_metadata_key: DEFAULT_WINDOW_METADATA_KEY.to_string(),
             original_text_metadata_key: DEFAULT_OG_TEXT_METADATA_KEY.to_string(),
-            include_metadata: true,
-            include_prev_next_rel: true,
+            options: NodeParserOptions::default(),
             sentence_splitter: None,
-            id_func: None,
         }
     }
 
@@ -107,27 +101,11 @@ impl SentenceWindowNodeParser {
         self
     }
 
-    /// Sets `include_metadata`.
-    pub fn include_metadata(mut self, include: bool) -> Self {
-        self.include_metadata = include;
-        self
-    }
-
-    /// Sets `include_prev_next_rel`.
-    pub fn include_prev_next_rel(mut self, include: bool) -> Self {
-        self.include_prev_next_rel = include;
-        self
-    }
+    node_parser_options_setters!();
 
     /// Replaces the Punkt sentence splitter.
     pub fn sentence_splitter(mut self, f: ChunkingTokenizerFn) -> Self {
         self.sentence_splitter = Some(f);
-        self
-    }
-
-    /// Sets how node ids are made.
-    pub fn id_func(mut self, f: IdFunc) -> Self {
-        self.id_func = Some(f);
         self
     }
 
@@ -162,8 +140,12 @@ impl SentenceWindowNodeParser {
     pub fn build_window_nodes_from_documents(&self, documents: &[Node]) -> Vec<Node> {
         let mut all = Vec::new();
         for doc in documents {
-            let mut nodes =
-                build_nodes_from_splits(self.split(&doc.text), doc, None, self.id_func.as_ref());
+            let mut nodes = build_nodes_from_splits(
+                self.split(&doc.text),
+                doc,
+                None,
+                self.options.id_func.as_ref(),
+            );
             let windows: Vec<String> = (0..nodes.len())
                 .map(|i| {
                     let lo = i.saturating_sub(self.window_size);
@@ -206,8 +188,8 @@ impl NodeParser for SentenceWindowNodeParser {
         postprocess_parsed_nodes(
             &mut nodes,
             &parent_docs,
-            self.include_metadata,
-            self.include_prev_next_rel,
+            self.options.include_metadata,
+            self.options.include_prev_next_rel,
         );
         Ok(nodes)
     }
@@ -222,9 +204,9 @@ impl TransformComponent for SentenceWindowNodeParser {
     /// LlamaIndex's `to_dict()` of the parser.
     fn settings(&self) -> Value {
         json!({
-            "include_metadata": self.include_metadata,
-            "include_prev_next_rel": self.include_prev_next_rel,
-            "id_func": id_func_json(self.id_func.is_some()),
+            "include_metadata": self.options.include_metadata,
+            "include_prev_next_rel": self.options.include_prev_next_rel,
+            "id_func": id_func_json(self.options.id_func.is_some()),
             "window_size": self.window_size,
             "window_metadata_key": self.window_metadata_key,
             "original_text_metadata_key": self.original_text_metadata_key,

@@ -6,9 +6,10 @@
 //! start with up to `chunk_overlap` tokens of the previous chunk.
 
 use super::node_utils::parse_nodes_metadata_aware;
+use super::options::{NodeParserOptions, node_parser_options_setters};
 use super::sentence::{effective_chunk_size, id_func_json};
 use super::text_utils::{char_pieces, keep_separator_pieces};
-use super::{DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, IdFunc, NodeParser, TextSplitter};
+use super::{DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, NodeParser, TextSplitter};
 use crate::error::{Error, Result};
 use crate::schema::{Node, py_strip};
 use crate::tokenizer::{Tokenizer, default_tokenizer};
@@ -36,12 +37,9 @@ pub struct TokenTextSplitter {
     pub backup_separators: Vec<String>,
     /// Keep leading/trailing whitespace of chunks instead of stripping it.
     pub keep_whitespaces: bool,
-    /// Whether chunks inherit their document's metadata.
-    pub include_metadata: bool,
-    /// Whether chunks of one document are chained with `Previous`/`Next`.
-    pub include_prev_next_rel: bool,
+    /// Metadata, Previous/Next links and node ids (every parser has them).
+    pub options: NodeParserOptions,
     tokenizer: Arc<dyn Tokenizer>,
-    id_func: Option<IdFunc>,
 }
 
 impl std::fmt::Debug for TokenTextSplitter {
@@ -52,10 +50,8 @@ impl std::fmt::Debug for TokenTextSplitter {
             .field("separator", &self.separator)
             .field("backup_separators", &self.backup_separators)
             .field("keep_whitespaces", &self.keep_whitespaces)
-            .field("include_metadata", &self.include_metadata)
-            .field("include_prev_next_rel", &self.include_prev_next_rel)
+            .field("options", &self.options)
             .field("tokenizer", &self.tokenizer)
-            .field("id_func", &self.id_func.as_ref().map(|_| "custom"))
             .finish()
     }
 }
@@ -77,10 +73,8 @@ impl TokenTextSplitter {
             separator: " ".into(),
             backup_separators: vec!["\n".into()],
             keep_whitespaces: false,
-            include_metadata: true,
-            include_prev_next_rel: true,
+            options: NodeParserOptions::default(),
             tokenizer: default_tokenizer(),
-            id_func: None,
         }
     }
 
@@ -117,27 +111,11 @@ impl TokenTextSplitter {
         self
     }
 
-    /// Whether chunks inherit their document's metadata.
-    pub fn include_metadata(mut self, include: bool) -> Self {
-        self.include_metadata = include;
-        self
-    }
-
-    /// Whether chunks are chained with `Previous`/`Next`.
-    pub fn include_prev_next_rel(mut self, include: bool) -> Self {
-        self.include_prev_next_rel = include;
-        self
-    }
+    node_parser_options_setters!();
 
     /// Sets the tokenizer that measures chunks.
     pub fn tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
         self.tokenizer = tokenizer;
-        self
-    }
-
-    /// Sets how chunk ids are made (default: UUID v4).
-    pub fn id_func(mut self, f: IdFunc) -> Self {
-        self.id_func = Some(f);
         self
     }
 
@@ -315,9 +293,9 @@ impl NodeParser for TokenTextSplitter {
         parse_nodes_metadata_aware(
             self,
             documents,
-            self.include_metadata,
-            self.include_prev_next_rel,
-            self.id_func.as_ref(),
+            self.options.include_metadata,
+            self.options.include_prev_next_rel,
+            self.options.id_func.as_ref(),
         )
     }
 }
@@ -331,9 +309,9 @@ impl TransformComponent for TokenTextSplitter {
     /// LlamaIndex's `to_dict()` of the splitter.
     fn settings(&self) -> Value {
         json!({
-            "include_metadata": self.include_metadata,
-            "include_prev_next_rel": self.include_prev_next_rel,
-            "id_func": id_func_json(self.id_func.is_some()),
+            "include_metadata": self.options.include_metadata,
+            "include_prev_next_rel": self.options.include_prev_next_rel,
+            "id_func": id_func_json(self.options.id_func.is_some()),
             "chunk_size": self.chunk_size,
             "chunk_overlap": self.chunk_overlap,
             "separator": self.separator,

@@ -75,3 +75,40 @@ pub trait PromptMixin {
         Ok(())
     }
 }
+
+/// `PromptMixin` for a component with no prompts of its own whose prompts
+/// are its `Arc` fields', each under a module name (LlamaIndex's
+/// `_get_prompt_modules`); a module is updated while the component is its
+/// only owner.
+macro_rules! delegate_prompts {
+    ($ty:ty { $($name:literal => $field:ident),+ $(,)? }) => {
+        impl $crate::prompts::PromptMixin for $ty {
+            fn own_prompts(&self) -> $crate::prompts::PromptDictType {
+                $crate::prompts::PromptDictType::new()
+            }
+
+            fn prompt_modules(&self) -> Vec<(&'static str, &dyn $crate::prompts::PromptMixin)> {
+                vec![$(($name, self.$field.as_ref() as &dyn $crate::prompts::PromptMixin)),+]
+            }
+
+            fn update_own_prompts(
+                &mut self,
+                _prompts: &$crate::prompts::PromptDictType,
+            ) -> $crate::Result<()> {
+                Ok(())
+            }
+
+            fn prompt_module_mut(
+                &mut self,
+                name: &str,
+            ) -> Option<&mut dyn $crate::prompts::PromptMixin> {
+                match name {
+                    $($name => std::sync::Arc::get_mut(&mut self.$field)
+                        .map(|m| m as &mut dyn $crate::prompts::PromptMixin),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use delegate_prompts;

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::llms::Llm;
 use crate::node_parser::{SentenceSplitter, TextSplitter};
 use crate::postprocessor::NodePostprocessor;
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
+use crate::prompts::{BasePromptTemplate, PromptDictType, PromptTemplate};
 use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
 use crate::retrievers::Retriever;
 use crate::schema::{
@@ -188,32 +188,8 @@ impl QueryEngine for CitationQueryEngine {
     }
 }
 
-/// The synthesizer's prompts, keyed `response_synthesizer:<name>` as in LlamaIndex.
-impl PromptMixin for CitationQueryEngine {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::new()
-    }
-
-    fn prompt_modules(&self) -> Vec<(&'static str, &dyn PromptMixin)> {
-        vec![(
-            "response_synthesizer",
-            self.response_synthesizer.as_ref() as &dyn PromptMixin,
-        )]
-    }
-
-    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
-        Ok(())
-    }
-
-    fn prompt_module_mut(&mut self, name: &str) -> Option<&mut dyn PromptMixin> {
-        match name {
-            "response_synthesizer" => {
-                Arc::get_mut(&mut self.response_synthesizer).map(|s| s as &mut dyn PromptMixin)
-            }
-            _ => None,
-        }
-    }
-}
+// The synthesizer's prompts, keyed `response_synthesizer:<name>` as in LlamaIndex.
+crate::prompts::delegate_prompts!(CitationQueryEngine { "response_synthesizer" => response_synthesizer });
 
 impl CitationQueryEngineBuilder {
     /// The LLM the default synthesizer uses.

@@ -6,7 +6,6 @@ use crate::error::Result;
 use crate::indices::VectorIndexRetriever;
 use crate::llms::Llm;
 use crate::postprocessor::NodePostprocessor;
-use crate::prompts::{PromptDictType, PromptMixin};
 use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
 use crate::retrievers::Retriever;
 use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
@@ -80,33 +79,8 @@ impl RetrieverQueryEngine {
     }
 }
 
-/// The synthesizer's prompts, keyed `response_synthesizer:<name>` as in LlamaIndex.
-impl PromptMixin for RetrieverQueryEngine {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::new()
-    }
-
-    fn prompt_modules(&self) -> Vec<(&'static str, &dyn PromptMixin)> {
-        vec![(
-            "response_synthesizer",
-            self.synthesizer.as_ref() as &dyn PromptMixin,
-        )]
-    }
-
-    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
-        Ok(())
-    }
-
-    /// The synthesizer can be updated while this engine is its only owner.
-    fn prompt_module_mut(&mut self, name: &str) -> Option<&mut dyn PromptMixin> {
-        match name {
-            "response_synthesizer" => {
-                Arc::get_mut(&mut self.synthesizer).map(|s| s as &mut dyn PromptMixin)
-            }
-            _ => None,
-        }
-    }
-}
+// The synthesizer's prompts, keyed `response_synthesizer:<name>` as in LlamaIndex.
+crate::prompts::delegate_prompts!(RetrieverQueryEngine { "response_synthesizer" => synthesizer });
 
 #[async_trait]
 impl QueryEngine for RetrieverQueryEngine {

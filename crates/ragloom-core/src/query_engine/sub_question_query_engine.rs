@@ -5,7 +5,6 @@ use super::QueryEngine;
 use super::QueryEngineTool;
 use crate::error::{Error, Result};
 use crate::llms::Llm;
-use crate::prompts::{PromptDictType, PromptMixin};
 use crate::question_gen::{
     FunctionCallingQuestionGenerator, LLMQuestionGenerator, QuestionGenerator, SubQuestion,
 };
@@ -241,42 +240,9 @@ impl QueryEngine for SubQuestionQueryEngine {
     }
 }
 
-/// Prompts of the question generator (`question_gen:...`) and the
-/// synthesizer (`response_synthesizer:...`), as LlamaIndex keys them.
-impl PromptMixin for SubQuestionQueryEngine {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::new()
-    }
-
-    fn prompt_modules(&self) -> Vec<(&'static str, &dyn PromptMixin)> {
-        vec![
-            (
-                "question_gen",
-                self.question_gen.as_ref() as &dyn PromptMixin,
-            ),
-            (
-                "response_synthesizer",
-                self.response_synthesizer.as_ref() as &dyn PromptMixin,
-            ),
-        ]
-    }
-
-    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
-        Ok(())
-    }
-
-    fn prompt_module_mut(&mut self, name: &str) -> Option<&mut dyn PromptMixin> {
-        match name {
-            "question_gen" => {
-                Arc::get_mut(&mut self.question_gen).map(|q| q as &mut dyn PromptMixin)
-            }
-            "response_synthesizer" => {
-                Arc::get_mut(&mut self.response_synthesizer).map(|s| s as &mut dyn PromptMixin)
-            }
-            _ => None,
-        }
-    }
-}
+// Prompts of the question generator (`question_gen:...`) and the
+// synthesizer (`response_synthesizer:...`), as LlamaIndex keys them.
+crate::prompts::delegate_prompts!(SubQuestionQueryEngine { "question_gen" => question_gen, "response_synthesizer" => response_synthesizer });
 
 impl SubQuestionQueryEngineBuilder {
     /// The LLM for the default question generator and synthesizer.

@@ -4,7 +4,6 @@
 use super::QueryEngine;
 use crate::error::Result;
 use crate::indices::query::query_transform::QueryTransform;
-use crate::prompts::{PromptDictType, PromptMixin};
 use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -82,30 +81,6 @@ impl QueryEngine for TransformQueryEngine {
     }
 }
 
-/// The transform's prompts (`query_transform:...`). The inner engine is a
-/// `dyn QueryEngine`, whose prompts are reached through it directly.
-impl PromptMixin for TransformQueryEngine {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::new()
-    }
-
-    fn prompt_modules(&self) -> Vec<(&'static str, &dyn PromptMixin)> {
-        vec![(
-            "query_transform",
-            self.query_transform.as_ref() as &dyn PromptMixin,
-        )]
-    }
-
-    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
-        Ok(())
-    }
-
-    fn prompt_module_mut(&mut self, name: &str) -> Option<&mut dyn PromptMixin> {
-        match name {
-            "query_transform" => {
-                Arc::get_mut(&mut self.query_transform).map(|t| t as &mut dyn PromptMixin)
-            }
-            _ => None,
-        }
-    }
-}
+// The transform's prompts (`query_transform:...`). The inner engine is a
+// `dyn QueryEngine`, whose prompts are reached through it directly.
+crate::prompts::delegate_prompts!(TransformQueryEngine { "query_transform" => query_transform });
