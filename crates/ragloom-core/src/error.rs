@@ -21,6 +21,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An I/O failure with no file to name: what `?` on a `std::io::Result`
+    /// gives (a program's `main` creating folders and files, a socket).
+    /// Library code names the file with [`Error::io`] instead.
+    #[error("I/O error: {0}")]
+    IoOther(#[from] std::io::Error),
     /// A persisted file exists but does not have the expected shape.
     #[error("corrupt or unreadable file {path}: {message}", path = path.display())]
     CorruptFile {
