@@ -44,7 +44,6 @@ pub const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("engines", &["query_engine", "chat_engine", "memory"]),
     ("agents", &["agent", "workflow"]),
-    ("evaluation", &["evaluation"]),
 ];
 
 /// The layer (1-based) of a top-level module, if it has one.

@@ -2,6 +2,8 @@
 //! counted with its own tokenizer; remembered by the index, shown by `status`.
 
 #![allow(clippy::unwrap_used)]
+// The local model needs the command's `local-models` feature; CI tests with every feature.
+#![cfg(feature = "huggingface")]
 
 mod common;
 use common::{json_of, ragloom};

@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{json_of, ollama_embeddings, ragloom};
+#[cfg(feature = "sbert-rerank")]
+use common::ollama_embeddings;
+use common::{json_of, ragloom};
 use ragloom_core::testing::{Fault, FaultServer};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -53,6 +55,7 @@ fn dataset(home: &Path) -> PathBuf {
     path
 }
 
+#[cfg(feature = "sbert-rerank")]
 fn tiny_reranker() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../integrations/postprocessor/sbert_rerank/tests/data/tiny_cross_encoder")
@@ -123,6 +126,8 @@ fn bm25_alone_prints_a_table_and_json_with_hits_where_the_span_is() {
     assert!(report["judged"].is_null());
 }
 
+/// Needs the command's `local-models` feature (the reranker); CI tests with every feature.
+#[cfg(feature = "sbert-rerank")]
 #[test]
 fn hybrid_reranked_and_judged_with_a_report_a_browser_renders() {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -269,6 +274,7 @@ fn hybrid_reranked_and_judged_with_a_report_a_browser_renders() {
     assert_eq!(chats, 2 + 2 * 3);
 }
 
+#[cfg(feature = "sbert-rerank")]
 fn ollama_embeddings_reply(request: &ragloom_core::testing::Recorded) -> Fault {
     match ollama_embeddings() {
         Fault::Respond(f) => f(request),

@@ -26,7 +26,6 @@ pub mod data_structs;
 pub mod durable;
 pub mod embeddings;
 pub mod error;
-pub mod evaluation;
 pub mod extractors;
 pub mod indices;
 pub mod ingestion;

@@ -6,6 +6,11 @@
 
 pub use ragloom_core::*;
 
+/// Evaluation (crate `ragloom-evaluation`, LlamaIndex's `evaluation`):
+/// response evaluators, retrieval metrics, question sets, batch runs and
+/// retrieval modes side by side.
+pub use ragloom_evaluation as evaluation;
+
 /// Everything a model can call, in one place as in LlamaIndex's
 /// `llama_index.core.tools`: core's base tool types with the adapters that
 /// live beside what they adapt (query engines, retrievers, loaders).

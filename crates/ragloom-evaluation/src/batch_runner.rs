@@ -3,12 +3,12 @@
 
 use super::base::{EvaluationInput, EvaluationResult, Evaluator};
 use super::qa_dataset::progress;
-use crate::error::{Error, Result};
-use crate::query_engine::QueryEngine;
-use crate::schema::{QueryBundle, Response};
-use crate::utils::{read_json_file, write_atomic};
 use futures::stream::{self, StreamExt, TryStreamExt};
 use indexmap::IndexMap;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::query_engine::QueryEngine;
+use ragloom_core::schema::{QueryBundle, Response};
+use ragloom_core::utils::{read_json_file, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;

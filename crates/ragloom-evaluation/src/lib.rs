@@ -1,5 +1,9 @@
-//! Evaluation (LlamaIndex `evaluation`): measuring retrieval and answers, so
-//! that retrievers, chunk sizes, rerankers and prompts can be compared.
+//! ragloom-evaluation (LlamaIndex `evaluation`): measuring retrieval and
+//! answers, so that retrievers, chunk sizes, rerankers and prompts can be compared.
+//!
+//! The top layer of the library, a crate of its own so the compiler keeps it
+//! above the rest: it depends on `ragloom-core` and nothing depends on it but
+//! the facade (`ragloom::evaluation`) and the front-ends.
 //!
 //! Response evaluators send LlamaIndex 0.14.25's prompts and read replies as
 //! it does (tests/evaluation_responses.rs replays its recorded calls);

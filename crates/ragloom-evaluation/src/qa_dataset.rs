@@ -1,12 +1,12 @@
 //! Question–node pairs for retrieval evaluation (`EmbeddingQAFinetuneDataset`
 //! and `generate_qa_embedding_pairs`, as llama-index-finetuning 0.4.2 has them).
 
-use crate::error::{Error, Result};
-use crate::llms::Llm;
-use crate::prompts::PromptTemplate;
-use crate::schema::{MetadataMode, Node, py_strip};
-use crate::utils::{read_json_file, write_atomic};
 use indexmap::IndexMap;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::llms::Llm;
+use ragloom_core::prompts::PromptTemplate;
+use ragloom_core::schema::{MetadataMode, Node, py_strip};
+use ragloom_core::utils::{read_json_file, write_atomic};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -8,14 +8,14 @@ use super::{
     BatchEvalRunner, CorrectnessEvaluator, EvaluationInput, EvaluationResult, Evaluator,
     FaithfulnessEvaluator, RelevancyEvaluator,
 };
-use crate::durable::IndexRetrievers;
-use crate::llms::Llm;
-use crate::postprocessor::NodePostprocessor;
-use crate::query_engine::passage::file_path;
-use crate::query_engine::{QueryEngine, RetrieverQueryEngine};
-use crate::retrievers::Retriever;
-use crate::schema::{MetadataMode, NodeWithScore, QueryBundle};
-use crate::{Error, Result};
+use ragloom_core::durable::IndexRetrievers;
+use ragloom_core::llms::Llm;
+use ragloom_core::postprocessor::NodePostprocessor;
+use ragloom_core::query_engine::passage::file_path;
+use ragloom_core::query_engine::{QueryEngine, RetrieverQueryEngine};
+use ragloom_core::retrievers::Retriever;
+use ragloom_core::schema::{MetadataMode, NodeWithScore, QueryBundle};
+use ragloom_core::{Error, Result};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -419,8 +419,8 @@ impl Evaluator for Lenient {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::retrievers::BM25Retriever;
-    use crate::schema::Node;
+    use ragloom_core::retrievers::BM25Retriever;
+    use ragloom_core::schema::Node;
     use serde_json::json;
 
     fn corpus() -> Vec<Node> {

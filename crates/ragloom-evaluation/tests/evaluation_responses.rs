@@ -4,13 +4,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ragloom_core::evaluation::{
+use ragloom_core::llms::{Llm, MockLlm};
+use ragloom_core::{Error, MockEmbedding, Node, NodeWithScore, Response};
+use ragloom_evaluation::{
     AnswerRelevancyEvaluator, ContextRelevancyEvaluator, CorrectnessEvaluator, EvaluationInput,
     EvaluationResult, Evaluator, FaithfulnessEvaluator, GuidelineEvaluator,
     PairwiseComparisonEvaluator, RelevancyEvaluator, SemanticSimilarityEvaluator,
 };
-use ragloom_core::llms::{Llm, MockLlm};
-use ragloom_core::{Error, MockEmbedding, Node, NodeWithScore, Response};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -169,7 +169,7 @@ async fn pairwise_returns_the_flipped_verdict_when_only_it_decides() {
     assert_eq!(got.score, Some(0.0));
     assert_eq!(
         got.pairwise_source,
-        Some(ragloom_core::evaluation::EvaluationSource::Flipped)
+        Some(ragloom_evaluation::EvaluationSource::Flipped)
     );
 
     // Without consensus one call decides.
@@ -227,7 +227,7 @@ async fn guideline_reads_booleans_as_pydantic_does_and_empty_values_mean_default
     assert_eq!(got.passing, Some(true));
     let prompt = mock.requests()[0].prompt_text();
     assert!(
-        prompt.contains(ragloom_core::evaluation::DEFAULT_GUIDELINES),
+        prompt.contains(ragloom_evaluation::DEFAULT_GUIDELINES),
         "{prompt}"
     );
 

@@ -2,10 +2,10 @@
 //! words (or node ids) that answer it, read from JSONL or written by an LLM.
 
 use super::qa_dataset::{QaGenerationOptions, generate_qa_embedding_pairs};
-use crate::llms::Llm;
-use crate::query_engine::passage::file_path;
-use crate::schema::{MetadataMode, Node, NodeWithScore};
-use crate::{Error, Result};
+use ragloom_core::llms::Llm;
+use ragloom_core::query_engine::passage::file_path;
+use ragloom_core::schema::{MetadataMode, Node, NodeWithScore};
+use ragloom_core::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

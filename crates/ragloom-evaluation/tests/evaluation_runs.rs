@@ -7,15 +7,15 @@
 #![allow(clippy::unwrap_used)]
 
 use async_trait::async_trait;
-use ragloom_core::evaluation::{
+use ragloom_core::llms::MockLlm;
+use ragloom_core::retrievers::BM25Retriever;
+use ragloom_core::{Error, Node, Result};
+use ragloom_evaluation::{
     BatchEvalResults, BatchEvalRunner, DatasetGenerator, EmbeddingQAFinetuneDataset,
     EvaluationInput, EvaluationResult, Evaluator, FaithfulnessEvaluator, OnFailure,
     QaGenerationOptions, QueryResponseDataset, RetrieverEvaluator, generate_qa_embedding_pairs,
     mean_metrics,
 };
-use ragloom_core::llms::MockLlm;
-use ragloom_core::retrievers::BM25Retriever;
-use ragloom_core::{Error, Node, Result};
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -2,10 +2,10 @@
 //! judge answers JSON `{passing, feedback}`.
 
 use super::base::{EvaluationInput, EvaluationResult, Evaluator, evaluator_settings, predict_text};
-use crate::error::{Error, Result};
-use crate::llms::{Llm, parse_json_reply};
-use crate::prompts::{BasePromptTemplate, PromptTemplate};
 use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::llms::{Llm, parse_json_reply};
+use ragloom_core::prompts::{BasePromptTemplate, PromptTemplate};
 use std::sync::Arc;
 
 /// The guidelines used when none are given.

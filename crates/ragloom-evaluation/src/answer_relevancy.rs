@@ -2,10 +2,10 @@
 //! questions worth a point each; the score is the points over 2.
 
 use super::base::{EvaluationInput, EvaluationResult, Evaluator, evaluator_settings};
-use crate::error::{Error, Result};
-use crate::llms::{Llm, predict};
-use crate::prompts::{BasePromptTemplate, PromptTemplate};
 use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::llms::{Llm, predict};
+use ragloom_core::prompts::{BasePromptTemplate, PromptTemplate};
 use regex::Regex;
 use std::sync::{Arc, LazyLock};
 
@@ -25,7 +25,10 @@ pub(crate) fn parse_result_line(re: &Regex, reply: &str) -> Result<Option<(f64, 
     let score = caps[2].parse::<f64>().map_err(|_| {
         Error::OutputParse(format!("could not convert string to float: {:?}", &caps[2]))
     })?;
-    Ok(Some((score, crate::schema::py_strip(&caps[1]).to_owned())))
+    Ok(Some((
+        score,
+        ragloom_core::schema::py_strip(&caps[1]).to_owned(),
+    )))
 }
 
 /// Unscored (`invalid_result`) when the reply has no `[RESULT] n` line.

@@ -1,14 +1,14 @@
 //! What every response evaluator shares (LlamaIndex `evaluation.base`): the
 //! inputs, the `EvaluationResult`, the `Evaluator` trait and the model calls.
 
-use crate::error::Result;
-use crate::indices::SummaryIndex;
-use crate::llms::{Llm, prompt_to_messages};
-use crate::prompts::{BasePromptTemplate, PromptDictType};
-use crate::query_engine::{QueryEngine, RetrieverQueryEngine};
-use crate::response_synthesizers::ResponseSynthesizerBuilder;
-use crate::schema::{MetadataMode, Node, QueryBundle, Response};
 use async_trait::async_trait;
+use ragloom_core::error::Result;
+use ragloom_core::indices::SummaryIndex;
+use ragloom_core::llms::{Llm, prompt_to_messages};
+use ragloom_core::prompts::{BasePromptTemplate, PromptDictType};
+use ragloom_core::query_engine::{QueryEngine, RetrieverQueryEngine};
+use ragloom_core::response_synthesizers::ResponseSynthesizerBuilder;
+use ragloom_core::schema::{MetadataMode, Node, QueryBundle, Response};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -171,14 +171,14 @@ pub(crate) fn update_prompt(prompts: &PromptDictType, key: &str, slot: &mut Base
     }
 }
 
-/// The builder methods and [`PromptMixin`](crate::prompts::PromptMixin) of an
+/// The builder methods and [`PromptMixin`](ragloom_core::prompts::PromptMixin) of an
 /// evaluator struct with an `eval_template` field, and as listed a
 /// `raise_error` and a `refine_template` field.
 macro_rules! evaluator_settings {
     (@eval $ty:ty) => {
         impl $ty {
             /// Replaces the evaluation prompt.
-            pub fn eval_template(mut self, t: impl Into<$crate::prompts::BasePromptTemplate>) -> Self {
+            pub fn eval_template(mut self, t: impl Into<::ragloom_core::prompts::BasePromptTemplate>) -> Self {
                 self.eval_template = t.into();
                 self
             }
@@ -195,16 +195,16 @@ macro_rules! evaluator_settings {
         }
     };
     (@mixin $ty:ty; $($key:literal => $field:ident),+) => {
-        impl $crate::prompts::PromptMixin for $ty {
-            fn own_prompts(&self) -> $crate::prompts::PromptDictType {
-                $crate::prompts::PromptDictType::from([$(($key.into(), self.$field.clone())),+])
+        impl ::ragloom_core::prompts::PromptMixin for $ty {
+            fn own_prompts(&self) -> ::ragloom_core::prompts::PromptDictType {
+                ::ragloom_core::prompts::PromptDictType::from([$(($key.into(), self.$field.clone())),+])
             }
 
             fn update_own_prompts(
                 &mut self,
-                prompts: &$crate::prompts::PromptDictType,
-            ) -> $crate::error::Result<()> {
-                $($crate::evaluation::base::update_prompt(prompts, $key, &mut self.$field);)+
+                prompts: &::ragloom_core::prompts::PromptDictType,
+            ) -> ::ragloom_core::error::Result<()> {
+                $($crate::base::update_prompt(prompts, $key, &mut self.$field);)+
                 Ok(())
             }
         }
@@ -223,7 +223,7 @@ macro_rules! evaluator_settings {
         evaluator_settings!(@raise $ty);
         impl $ty {
             /// Replaces the refine prompt, used when the contexts take several calls.
-            pub fn refine_template(mut self, t: impl Into<$crate::prompts::BasePromptTemplate>) -> Self {
+            pub fn refine_template(mut self, t: impl Into<::ragloom_core::prompts::BasePromptTemplate>) -> Self {
                 self.refine_template = t.into();
                 self
             }

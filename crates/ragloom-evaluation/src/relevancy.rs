@@ -5,10 +5,10 @@ use super::base::{
     EvaluationInput, EvaluationResult, Evaluator, evaluator_settings, query_over_contexts,
 };
 use super::faithfulness::yes_no_result;
-use crate::error::{Error, Result};
-use crate::llms::Llm;
-use crate::prompts::{BasePromptTemplate, PromptTemplate};
 use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::llms::Llm;
+use ragloom_core::prompts::{BasePromptTemplate, PromptTemplate};
 use std::sync::Arc;
 
 /// LlamaIndex's relevancy prompt (its odd spacing included: the model sees it).

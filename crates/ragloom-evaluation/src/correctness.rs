@@ -2,10 +2,10 @@
 //! reference answer, with the judge's reasoning; passing at 4 by default.
 
 use super::base::{EvaluationInput, EvaluationResult, Evaluator, evaluator_settings};
-use crate::error::{Error, Result};
-use crate::llms::{Llm, MessageRole, predict};
-use crate::prompts::{BasePromptTemplate, ChatPromptTemplate, PromptType};
 use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::llms::{Llm, MessageRole, predict};
+use ragloom_core::prompts::{BasePromptTemplate, ChatPromptTemplate, PromptType};
 use std::sync::Arc;
 
 /// LlamaIndex's correctness system prompt.
@@ -52,7 +52,7 @@ impl CorrectnessEvaluator {
 /// not one) and the rest, leading newlines dropped. An empty reply is
 /// `(None, "No response")`; a reply of one line is an error, as in Python.
 pub fn parse_score_and_reasoning(reply: &str) -> Result<(Option<f64>, String)> {
-    if crate::schema::py_strip(reply).is_empty() {
+    if ragloom_core::schema::py_strip(reply).is_empty() {
         return Ok((None, "No response".into()));
     }
     let Some((score, reasoning)) = reply.split_once('\n') else {
@@ -60,7 +60,7 @@ pub fn parse_score_and_reasoning(reply: &str) -> Result<(Option<f64>, String)> {
             "expected a score line and a reasoning line, got {reply:?}"
         )));
     };
-    let score = crate::schema::py_strip(score).parse::<f64>().ok();
+    let score = ragloom_core::schema::py_strip(score).parse::<f64>().ok();
     Ok((score, reasoning.trim_start_matches('\n').to_owned()))
 }
 

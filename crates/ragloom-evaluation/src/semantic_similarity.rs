@@ -2,10 +2,10 @@
 //! answer in embedding space? No LLM; passing at similarity 0.8 by default.
 
 use super::base::{EvaluationInput, EvaluationResult, Evaluator};
-use crate::embeddings::{Embedding, SimilarityMode};
-use crate::error::{Error, Result};
-use crate::schema::float_repr;
 use async_trait::async_trait;
+use ragloom_core::embeddings::{Embedding, SimilarityMode};
+use ragloom_core::error::{Error, Result};
+use ragloom_core::schema::float_repr;
 use std::sync::Arc;
 
 /// Scores the similarity of the response's and the reference's embeddings.

@@ -4,10 +4,10 @@
 use super::base::{
     EvaluationInput, EvaluationResult, EvaluationSource, Evaluator, evaluator_settings,
 };
-use crate::error::{Error, Result};
-use crate::llms::{Llm, MessageRole, predict};
-use crate::prompts::{BasePromptTemplate, ChatPromptTemplate, PromptType};
 use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::llms::{Llm, MessageRole, predict};
+use ragloom_core::prompts::{BasePromptTemplate, ChatPromptTemplate, PromptType};
 use std::sync::Arc;
 
 /// LlamaIndex's pairwise system prompt.

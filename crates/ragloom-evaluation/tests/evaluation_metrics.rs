@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ragloom_core::evaluation::{
+use ragloom_evaluation::{
     AveragePrecision, DiscountedGainMode, HitRate, Mrr, Ndcg, Precision, Recall, RetrievalMetric,
     resolve_metrics,
 };

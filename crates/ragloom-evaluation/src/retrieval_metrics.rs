@@ -6,8 +6,8 @@
 //! choices: duplicates in the retrieved list count again for hit rate, AP and
 //! NDCG, and NDCG's ideal gain assumes every expected id could be retrieved.
 
-use crate::error::{Error, Result};
-use crate::schema::NodeWithScore;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::schema::NodeWithScore;
 use std::collections::HashSet;
 
 /// One metric's value for one query.
@@ -254,7 +254,7 @@ pub fn resolve_metrics<S: AsRef<str>>(names: &[S]) -> Result<Vec<Box<dyn Retriev
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::schema::Node;
+    use ragloom_core::schema::Node;
 
     #[test]
     fn a_relevance_predicate_scores_as_the_ids_it_accepts() {

@@ -5,10 +5,10 @@ use super::answer_relevancy::{parse_result_line, scored_result};
 use super::base::{
     EvaluationInput, EvaluationResult, Evaluator, evaluator_settings, query_over_contexts,
 };
-use crate::error::{Error, Result};
-use crate::llms::Llm;
-use crate::prompts::{BasePromptTemplate, PromptTemplate};
 use async_trait::async_trait;
+use ragloom_core::error::{Error, Result};
+use ragloom_core::llms::Llm;
+use ragloom_core::prompts::{BasePromptTemplate, PromptTemplate};
 use regex::Regex;
 use std::sync::{Arc, LazyLock};
 

@@ -3,11 +3,11 @@
 
 use super::qa_dataset::EmbeddingQAFinetuneDataset;
 use super::retrieval_metrics::{RetrievalMetric, resolve_metrics};
-use crate::error::Result;
-use crate::postprocessor::NodePostprocessor;
-use crate::retrievers::Retriever;
-use crate::schema::{MetadataMode, QueryBundle};
 use futures::stream::{self, StreamExt, TryStreamExt};
+use ragloom_core::error::Result;
+use ragloom_core::postprocessor::NodePostprocessor;
+use ragloom_core::retrievers::Retriever;
+use ragloom_core::schema::{MetadataMode, QueryBundle};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -118,7 +118,7 @@ impl RetrieverEvaluator {
     ) -> Result<Vec<RetrievalEvalResult>> {
         let jobs = dataset.queries.iter().map(|(id, query)| async move {
             let expected = dataset.relevant_docs.get(id).ok_or_else(|| {
-                crate::Error::InvalidInput(format!("query {id} has no relevant_docs"))
+                ragloom_core::Error::InvalidInput(format!("query {id} has no relevant_docs"))
             })?;
             self.evaluate(query, expected, None).await
         });
