@@ -41,6 +41,7 @@ pub struct AnswerRelevancyEvaluator {
 }
 
 impl AnswerRelevancyEvaluator {
+    /// An evaluator judging with `llm` and LlamaIndex's prompt.
     pub fn new(llm: Arc<dyn Llm>) -> Self {
         Self {
             llm,

@@ -16,8 +16,11 @@ use std::sync::Arc;
 /// names the missing ones in its error (LlamaIndex passes these as keyword arguments).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EvaluationInput {
+    /// The question asked.
     pub query: Option<String>,
+    /// The answer to judge.
     pub response: Option<String>,
+    /// The retrieved texts the answer drew on.
     pub contexts: Option<Vec<String>>,
     /// A reference answer (correctness, semantic similarity, pairwise).
     pub reference: Option<String>,
@@ -51,11 +54,13 @@ impl EvaluationInput {
         }
     }
 
+    /// Sets the answer to judge.
     pub fn with_response(mut self, response: impl Into<String>) -> Self {
         self.response = Some(response.into());
         self
     }
 
+    /// Sets the retrieved texts.
     pub fn with_contexts<I, S>(mut self, contexts: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -65,11 +70,13 @@ impl EvaluationInput {
         self
     }
 
+    /// Sets the reference answer (correctness).
     pub fn with_reference(mut self, reference: impl Into<String>) -> Self {
         self.reference = Some(reference.into());
         self
     }
 
+    /// Sets the second answer (pairwise comparison).
     pub fn with_second_response(mut self, second: impl Into<String>) -> Self {
         self.second_response = Some(second.into());
         self
@@ -80,7 +87,9 @@ impl EvaluationInput {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EvaluationSource {
+    /// The answers in the order given.
     Original,
+    /// The answers swapped, to cancel the judge's order bias.
     Flipped,
     /// The two orders disagreed: no verdict.
     Neither,
@@ -89,18 +98,24 @@ pub enum EvaluationSource {
 /// One evaluation (LlamaIndex `EvaluationResult`, the same fields and JSON).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EvaluationResult {
+    /// The question asked.
     pub query: Option<String>,
+    /// The retrieved texts the answer drew on.
     pub contexts: Option<Vec<String>>,
+    /// The answer judged.
     pub response: Option<String>,
     /// Pass or fail, for evaluators that decide one.
     pub passing: Option<bool>,
     /// The judge's reasoning or raw reply.
     pub feedback: Option<String>,
+    /// The judge's score, where it gives one.
     pub score: Option<f64>,
+    /// Which order a pairwise verdict came from.
     pub pairwise_source: Option<EvaluationSource>,
     /// The judge's reply could not be read.
     #[serde(default)]
     pub invalid_result: bool,
+    /// Why the result is invalid, when it is.
     pub invalid_reason: Option<String>,
 }
 

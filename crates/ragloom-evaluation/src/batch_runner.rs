@@ -45,6 +45,7 @@ impl BatchEvalResults {
         })
     }
 
+    /// Reads results `save_json` wrote.
     pub fn from_json(path: &Path) -> Result<Self> {
         read_json_file(path)
     }
@@ -89,6 +90,7 @@ impl BatchEvalRunner {
         self
     }
 
+    /// Shows a progress bar while evaluating (default off).
     pub fn show_progress(mut self, show: bool) -> Self {
         self.show_progress = show;
         self

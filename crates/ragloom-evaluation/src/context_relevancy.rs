@@ -34,6 +34,7 @@ pub struct ContextRelevancyEvaluator {
 }
 
 impl ContextRelevancyEvaluator {
+    /// An evaluator judging with `llm` and LlamaIndex's prompts.
     pub fn new(llm: Arc<dyn Llm>) -> Self {
         Self {
             llm,

@@ -26,6 +26,7 @@ pub struct CorrectnessEvaluator {
 }
 
 impl CorrectnessEvaluator {
+    /// An evaluator judging with `llm` and LlamaIndex's prompts.
     pub fn new(llm: Arc<dyn Llm>) -> Self {
         Self {
             llm,

@@ -24,8 +24,10 @@ use std::sync::Arc;
 /// only questions were generated).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueryResponseDataset {
+    /// Questions by id.
     #[serde(default)]
     pub queries: IndexMap<String, String>,
+    /// Answers by question id.
     #[serde(default)]
     pub responses: IndexMap<String, String>,
 }
@@ -54,6 +56,7 @@ impl QueryResponseDataset {
             .collect()
     }
 
+    /// The questions, in order.
     pub fn questions(&self) -> Vec<String> {
         self.queries.values().cloned().collect()
     }
@@ -65,6 +68,7 @@ impl QueryResponseDataset {
         })
     }
 
+    /// Reads a dataset `save_json` (or Python) wrote.
     pub fn from_json(path: &Path) -> Result<Self> {
         read_json_file(path)
     }
@@ -137,11 +141,13 @@ impl DatasetGenerator {
         self
     }
 
+    /// Replaces the prompt that asks for questions.
     pub fn text_question_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
         self.text_question_template = t.into();
         self
     }
 
+    /// Replaces the prompt that answers a question from its node.
     pub fn text_qa_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
         self.text_qa_template = t.into();
         self
@@ -159,6 +165,7 @@ impl DatasetGenerator {
         self
     }
 
+    /// Shows a progress bar while generating (default off).
     pub fn show_progress(mut self, show: bool) -> Self {
         self.show_progress = show;
         self

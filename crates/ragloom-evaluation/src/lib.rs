@@ -13,6 +13,8 @@
 //! [`compare_retrieval`] puts retrieval modes side by side on
 //! [`LabelledQuestion`]s and [`EvalReport::to_html`] draws the result.
 
+#![warn(missing_docs)]
+
 mod answer_relevancy;
 mod base;
 mod batch_runner;

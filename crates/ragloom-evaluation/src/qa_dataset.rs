@@ -21,6 +21,7 @@ pub struct EmbeddingQAFinetuneDataset {
     pub corpus: IndexMap<String, String>,
     /// Query id → ids of the nodes that answer it.
     pub relevant_docs: IndexMap<String, Vec<String>>,
+    /// The corpus's kind (`text`).
     #[serde(default = "text_mode")]
     pub mode: String,
 }
@@ -70,10 +71,13 @@ pub enum OnFailure {
 /// Options of [`generate_qa_embedding_pairs`], with LlamaIndex's defaults.
 #[derive(Clone, Debug)]
 pub struct QaGenerationOptions {
+    /// The prompt asking for questions about a node.
     pub qa_generate_prompt_tmpl: String,
+    /// Questions per node (default 2).
     pub num_questions_per_chunk: usize,
     /// Tries per node.
     pub retry_limit: usize,
+    /// What a node whose tries all failed does: skip it (default) or stop.
     pub on_failure: OnFailure,
     /// Saves to `output_path` after this many nodes.
     pub save_every: usize,
@@ -81,6 +85,7 @@ pub struct QaGenerationOptions {
     /// already there is read and its nodes are not asked again. `None` keeps
     /// it in memory (LlamaIndex always writes `qa_finetune_dataset.json`).
     pub output_path: Option<PathBuf>,
+    /// Shows a progress bar (default off).
     pub show_progress: bool,
 }
 

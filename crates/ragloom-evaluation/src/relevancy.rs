@@ -27,6 +27,7 @@ pub struct RelevancyEvaluator {
 }
 
 impl RelevancyEvaluator {
+    /// An evaluator judging with `llm` and LlamaIndex's prompts.
     pub fn new(llm: Arc<dyn Llm>) -> Self {
         Self {
             llm,

@@ -13,6 +13,7 @@ use std::collections::HashSet;
 /// One metric's value for one query.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RetrievalMetricResult {
+    /// The metric's value.
     pub score: f64,
 }
 
@@ -71,6 +72,7 @@ fn result(score: f64) -> Result<RetrievalMetricResult> {
 /// that are expected, over the number of expected ids.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HitRate {
+    /// Counts every relevant node retrieved, not only the first.
     pub use_granular_hit_rate: bool,
 }
 
@@ -96,6 +98,7 @@ impl RetrievalMetric for HitRate {
 /// mean reciprocal rank of every expected id retrieved.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Mrr {
+    /// Averages the reciprocal ranks of every relevant node, not only the first.
     pub use_granular_mrr: bool,
 }
 
@@ -181,8 +184,10 @@ impl RetrievalMetric for AveragePrecision {
 /// How NDCG weighs a relevant item (the same for LlamaIndex's binary relevance).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DiscountedGainMode {
+    /// Gain of a relevant node is 1.
     #[default]
     Linear,
+    /// Gain of a relevant node is 2^rel - 1.
     Exponential,
 }
 
@@ -204,6 +209,7 @@ fn discounted_gain(rel: f64, i: usize, mode: DiscountedGainMode) -> f64 {
 /// ranking puts all expected ids first (as many as there are expected ids).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Ndcg {
+    /// How gains are counted.
     pub mode: DiscountedGainMode,
 }
 

@@ -16,10 +16,15 @@ use std::time::Instant;
 /// One query's retrieval and its metrics (LlamaIndex `RetrievalEvalResult`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RetrievalEvalResult {
+    /// The question.
     pub query: String,
+    /// The ids that answer it.
     pub expected_ids: Vec<String>,
+    /// The texts that answer it, when given.
     pub expected_texts: Option<Vec<String>>,
+    /// The ids retrieved, in rank order.
     pub retrieved_ids: Vec<String>,
+    /// The texts retrieved, in rank order.
     pub retrieved_texts: Vec<String>,
     /// Metric name → score.
     pub metric_dict: BTreeMap<String, f64>,
@@ -44,6 +49,7 @@ pub struct RetrieverEvaluator {
 }
 
 impl RetrieverEvaluator {
+    /// An evaluator of `retriever` with `metrics`.
     pub fn new(retriever: Arc<dyn Retriever>, metrics: Vec<Arc<dyn RetrievalMetric>>) -> Self {
         Self {
             retriever,

@@ -17,6 +17,7 @@ pub struct SemanticSimilarityEvaluator {
 }
 
 impl SemanticSimilarityEvaluator {
+    /// An evaluator comparing embeddings made with `embed_model`.
     pub fn new(embed_model: Arc<dyn Embedding>) -> Self {
         Self {
             embed_model,
@@ -25,6 +26,7 @@ impl SemanticSimilarityEvaluator {
         }
     }
 
+    /// How similarity is measured (default cosine).
     pub fn similarity_mode(mut self, mode: SimilarityMode) -> Self {
         self.similarity_mode = mode;
         self
