@@ -19,6 +19,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod agent;
 pub mod callbacks;
 pub mod chat_engine;

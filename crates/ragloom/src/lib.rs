@@ -4,6 +4,8 @@
 //! This facade re-exports [`ragloom_core`] and, behind feature flags, each
 //! integration crate, so one dependency gives the whole toolkit.
 
+#![warn(missing_docs)]
+
 pub use ragloom_core::*;
 
 /// Evaluation (crate `ragloom-evaluation`, LlamaIndex's `evaluation`):
