@@ -13,6 +13,14 @@ use std::fmt;
 use std::net::IpAddr;
 use std::time::Duration;
 
+/// The most bytes a whole (non-streamed) reply may take: a batch of 512
+/// embeddings of 4,096 dimensions is about 25 MB of JSON; a server that
+/// sends more is refused before it exhausts memory.
+pub const MAX_REPLY_BYTES: usize = 256 << 20;
+
+/// The most bytes one line of a streamed reply may take before its newline.
+pub const MAX_STREAM_LINE_BYTES: usize = 16 << 20;
+
 /// The provider name carried by every error of this crate.
 pub const PROVIDER: &str = "ollama";
 
@@ -244,6 +252,43 @@ impl Connection {
         Error::provider(PROVIDER, message, err)
     }
 
+    /// A whole reply body, refused past [`MAX_REPLY_BYTES`].
+    pub async fn read_reply(
+        &self,
+        what: &str,
+        response: reqwest::Response,
+    ) -> Result<Vec<u8>, Error> {
+        self.read_reply_within(what, response, MAX_REPLY_BYTES)
+            .await
+    }
+
+    async fn read_reply_within(
+        &self,
+        what: &str,
+        mut response: reqwest::Response,
+        limit: usize,
+    ) -> Result<Vec<u8>, Error> {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.http_error(what, e))?
+        {
+            if bytes.len() + chunk.len() > limit {
+                return Err(Error::Provider {
+                    provider: PROVIDER.to_owned(),
+                    message: format!(
+                        "{what}: Ollama at {} sent a reply over {limit} bytes",
+                        self.base_url
+                    ),
+                    source: None,
+                });
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
+    }
+
     /// POSTs `body` as JSON to `path` (relative to the base URL) and reads
     /// the whole reply as JSON: the raw value and `R` decoded from it. A
     /// non-2xx status becomes an error carrying the server's own `error` text.
@@ -261,10 +306,7 @@ impl Connection {
             .await
             .map_err(|e| self.http_error(what, e))?;
         let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| self.http_error(what, e))?;
+        let bytes = self.read_reply(what, response).await?;
         if !status.is_success() {
             let text = String::from_utf8_lossy(&bytes).into_owned();
             return Err(Error::provider(
@@ -332,5 +374,33 @@ pub fn keep_alive_from_duration(duration: Duration) -> KeepAlive {
     KeepAlive::Until {
         time: seconds,
         unit: TimeUnit::Seconds,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_reply_past_the_limit_is_refused_and_one_within_it_read() {
+        let server = wiremock::MockServer::start().await;
+        wiremock::Mock::given(wiremock::matchers::any())
+            .respond_with(wiremock::ResponseTemplate::new(200).set_body_bytes(vec![b'x'; 4096]))
+            .mount(&server)
+            .await;
+        let conn = Connection::new(&OllamaHost::parse(&server.uri()), None).unwrap();
+        let get = || async { conn.http.get(server.uri()).send().await.unwrap() };
+        let err = conn
+            .read_reply_within("reading", get().await, 1024)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("over 1024 bytes"), "{err}");
+        let body = conn
+            .read_reply_within("reading", get().await, 4096)
+            .await
+            .unwrap();
+        assert_eq!(body.len(), 4096);
     }
 }

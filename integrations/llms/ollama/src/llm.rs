@@ -420,7 +420,12 @@ impl Ollama {
             .map_err(|e| self.conn.http_error(&what, e))?;
         let status = response.status();
         if !status.is_success() {
-            let text = response.text().await.unwrap_or_default();
+            let body = self
+                .conn
+                .read_reply(&what, response)
+                .await
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(&body).into_owned();
             return Err(Error::provider(
                 PROVIDER,
                 format!("{what}: HTTP {status}: {}", server_error_text(&text)),

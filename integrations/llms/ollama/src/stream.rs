@@ -5,7 +5,7 @@
 //! `{"error": ...}`, a final line without `message` and the cause of a broken
 //! connection all reach the caller.
 
-use crate::common::{Connection, PROVIDER, server_error_text};
+use crate::common::{Connection, MAX_STREAM_LINE_BYTES, PROVIDER, server_error_text};
 use crate::convert::{THINKING_KEY, ToolNames, tool_call_from_wire, usage};
 
 /// The key of one stream item's reasoning text in `additional_kwargs`.
@@ -83,6 +83,9 @@ impl Decoder {
     /// Appends bytes and decodes every complete line. Lines are split on raw
     /// bytes, so a character cut between two chunks is joined before decoding.
     fn feed(&mut self, chunk: &[u8], out: &mut VecDeque<Result<ChatResponse>>) {
+        if self.finished {
+            return;
+        }
         self.buffer.extend_from_slice(chunk);
         let mut start = 0;
         while !self.finished {
@@ -97,6 +100,19 @@ impl Decoder {
             }
         }
         self.buffer.drain(..start);
+        if !self.finished && self.buffer.len() > MAX_STREAM_LINE_BYTES {
+            self.buffer = Vec::new();
+            let message = format!(
+                "{}: a line of Ollama's stream ran past {MAX_STREAM_LINE_BYTES} bytes without ending",
+                self.ctx.what
+            );
+            out.push_back(Err(Error::Provider {
+                provider: PROVIDER.to_owned(),
+                message,
+                source: None,
+            }));
+            self.finished = true;
+        }
     }
 
     /// The connection closed: decode what is left, and fail if `done` never came.
@@ -333,6 +349,23 @@ mod tests {
         assert_eq!(out.len(), 1);
         let err = out.pop_front().unwrap().unwrap_err().to_string();
         assert!(err.contains("502 Bad Gateway"), "{err}");
+        decoder.finish(&mut out);
+        assert!(out.is_empty(), "nothing after the error");
+    }
+
+    #[test]
+    fn a_line_that_never_ends_is_refused_at_the_cap() {
+        let mut decoder = Decoder::new(context());
+        let mut out = VecDeque::new();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..=(MAX_STREAM_LINE_BYTES >> 20) {
+            decoder.feed(&chunk, &mut out);
+        }
+        assert_eq!(out.len(), 1);
+        let err = out.pop_front().unwrap().unwrap_err().to_string();
+        assert!(err.contains("without ending"), "{err}");
+        assert!(decoder.buffer.capacity() < 1 << 20, "the buffer is let go");
+        decoder.feed(&chunk, &mut out);
         decoder.finish(&mut out);
         assert!(out.is_empty(), "nothing after the error");
     }
