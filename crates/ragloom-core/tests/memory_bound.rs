@@ -49,6 +49,8 @@ const INPUTS: &[(&str, &str)] = &[
 /// which is Python's output too, not by the text.
 const NODE_PER_FEW_BYTES: &[(&str, &str)] = &[
     ("sentence_window", "! "),
+    // the text LlamaIndex's figure was taken on (its Punkt times out on `! `)
+    ("sentence_window", "Go. "),
     ("sentence_window", "prose"),
     ("markdown", "# a\n"),
     ("markdown", "markdown_guide"),
@@ -185,6 +187,12 @@ fn check_except(parser: &str, except: &[&str]) {
 }
 
 fn check_inputs<'a>(parser: &str, inputs: impl Iterator<Item = &'a str>, len: usize) {
+    let over = over_bound(parser, inputs, len);
+    assert!(over.is_empty(), "{parser} over the bound: {over:#?}");
+}
+
+/// The inputs whose peak is over the bound, each figure printed as it comes.
+fn over_bound<'a>(parser: &str, inputs: impl Iterator<Item = &'a str>, len: usize) -> Vec<String> {
     let bound = PER_BYTE * len as u64 + FIXED;
     let mut over = Vec::new();
     for input in inputs {
@@ -202,7 +210,7 @@ fn check_inputs<'a>(parser: &str, inputs: impl Iterator<Item = &'a str>, len: us
             ));
         }
     }
-    assert!(over.is_empty(), "{parser} over the bound: {over:#?}");
+    over
 }
 
 #[test]
@@ -262,8 +270,15 @@ fn hierarchical_parser_memory_is_bounded() {
 #[test]
 #[ignore = "bounded by its node count, about 3 KB a node, as Python's output is"]
 fn node_per_few_bytes_parsers_memory_is_bounded() {
-    // a sixteenth of the text: a node every two bytes is gigabytes already
-    for (parser, input) in NODE_PER_FEW_BYTES {
-        check_inputs(parser, std::iter::once(*input), input_len() / 16);
-    }
+    // a sixteenth of the text: a node every two bytes is gigabytes already;
+    // every case is measured before the verdict
+    let over: Vec<String> = NODE_PER_FEW_BYTES
+        .iter()
+        .flat_map(|(parser, input)| {
+            over_bound(parser, std::iter::once(*input), input_len() / 16)
+                .into_iter()
+                .map(move |o| format!("{parser}/{o}"))
+        })
+        .collect();
+    assert!(over.is_empty(), "over the bound: {over:#?}");
 }
