@@ -1,12 +1,16 @@
-//! `cargo xtask layers`: ragloom-core's modules import only from their own layer
-//! or below (docs/architecture.md, "The layers inside ragloom-core"), checked by reading every `crate::` and `super::` path.
+//! `cargo xtask layers`: the modules of ragloom-core and ragloom-workflow import
+//! only from their own layer or below (docs/architecture.md, "The layers"),
+//! checked by reading every `crate::` and `super::` path.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// Layers, lowest first, each with a name and its top-level modules.
+pub type Layers = &'static [(&'static str, &'static [&'static str])];
+
 /// The layers of ragloom-core, lowest first, and the top-level modules in each.
 /// A new top-level module must be placed here before the check passes.
-pub const LAYERS: &[(&str, &[&str])] = &[
+pub const LAYERS: Layers = &[
     (
         "data model",
         &["schema", "error", "utils", "tokenizer", "data_structs"],
@@ -43,19 +47,37 @@ pub const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("engines", &["query_engine", "chat_engine", "memory"]),
-    ("agents", &["agent", "workflow"]),
+];
+
+/// ragloom-workflow's modules, one layer each: a run's pieces from the event
+/// up, so no two modules can import each other.
+pub const WORKFLOW_LAYERS: Layers = &[
+    ("events", &["event"]),
+    ("run state", &["state"]),
+    ("checkpoints", &["checkpoint"]),
+    ("routing", &["routes"]),
+    ("context", &["context"]),
+    ("steps", &["step"]),
+    ("run loop", &["run"]),
+    ("handler", &["handler"]),
+    ("workflow", &["workflow"]),
+    ("drawing", &["draw"]),
 ];
 
 /// The layer (1-based) of a top-level module, if it has one.
-pub fn layer_of(module: &str) -> Option<usize> {
-    LAYERS
+pub fn layer_of(layers: Layers, module: &str) -> Option<usize> {
+    layers
         .iter()
         .position(|(_, modules)| modules.contains(&module))
         .map(|i| i + 1)
 }
 
-fn layer_name(layer: usize) -> &'static str {
-    LAYERS[layer - 1].0
+/// A module with its layer, as a violation names it.
+fn describe(layers: Layers, module: &str) -> String {
+    match layer_of(layers, module) {
+        Some(l) => format!("`{module}` (layer {l}, {})", layers[l - 1].0),
+        None => format!("`{module}` (no layer: add it to xtask's LAYERS)"),
+    }
 }
 
 /// One reference from a module to a module in a higher layer, or to a module
@@ -64,23 +86,21 @@ fn layer_name(layer: usize) -> &'static str {
 pub struct Violation {
     pub file: PathBuf,
     pub line: usize,
+    /// The importing module, with its layer.
     pub from: String,
+    /// The imported module, with its layer.
     pub to: String,
 }
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let describe = |m: &str| match layer_of(m) {
-            Some(l) => format!("`{m}` (layer {l}, {})", layer_name(l)),
-            None => format!("`{m}` (no layer: add it to xtask's LAYERS)"),
-        };
         write!(
             f,
             "{}:{}: {} reaches up to {}",
             self.file.display(),
             self.line,
-            describe(&self.from),
-            describe(&self.to)
+            self.from,
+            self.to
         )
     }
 }
@@ -88,7 +108,7 @@ impl fmt::Display for Violation {
 /// Checks every `.rs` file under `src` (a crate's source folder). The crate
 /// root (`lib.rs` and its inline modules, such as the prelude) re-exports every
 /// layer and is not checked; every other file belongs to its top-level module.
-pub fn check_crate(src: &Path) -> Result<Vec<Violation>, String> {
+pub fn check_crate(src: &Path, layers: Layers) -> Result<Vec<Violation>, String> {
     let mut files = Vec::new();
     collect_rs_files(src, &mut files)?;
     files.sort();
@@ -101,13 +121,13 @@ pub fn check_crate(src: &Path) -> Result<Vec<Violation>, String> {
         };
         let text =
             std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let from_layer = layer_of(&top);
+        let from_layer = layer_of(layers, &top);
         if from_layer.is_none() {
             violations.push(Violation {
                 file: file.clone(),
                 line: 1,
-                from: top.clone(),
-                to: top.clone(),
+                from: describe(layers, &top),
+                to: describe(layers, &top),
             });
             continue;
         }
@@ -115,7 +135,7 @@ pub fn check_crate(src: &Path) -> Result<Vec<Violation>, String> {
             if target == top {
                 continue;
             }
-            let upward = match layer_of(&target) {
+            let upward = match layer_of(layers, &target) {
                 Some(to) => Some(to) > from_layer,
                 // `crate::some_macro!` and the like: names at the root that are not modules.
                 None => false,
@@ -124,8 +144,8 @@ pub fn check_crate(src: &Path) -> Result<Vec<Violation>, String> {
                 violations.push(Violation {
                     file: file.clone(),
                     line,
-                    from: top.clone(),
-                    to: target,
+                    from: describe(layers, &top),
+                    to: describe(layers, &target),
                 });
             }
         }
@@ -429,20 +449,29 @@ fn path_heads(toks: &[(usize, Tok)], i: usize) -> Vec<String> {
     }
 }
 
-/// `cargo xtask layers` on ragloom-core.
+/// The crates whose modules are layered, with their layers.
+pub const CRATES: &[(&str, Layers)] = &[
+    ("ragloom-core", LAYERS),
+    ("ragloom-workflow", WORKFLOW_LAYERS),
+];
+
+/// `cargo xtask layers` on every layered crate.
 pub fn run(root: &Path) -> Result<(), String> {
-    eprintln!("==> layers: ragloom-core imports only downward");
-    let violations = check_crate(&root.join("crates/ragloom-core/src"))?;
-    if violations.is_empty() {
-        return Ok(());
+    let mut count = 0;
+    for (krate, layers) in CRATES {
+        eprintln!("==> layers: {krate} imports only downward");
+        let violations = check_crate(&root.join("crates").join(krate).join("src"), layers)?;
+        for v in &violations {
+            eprintln!("{v}");
+        }
+        count += violations.len();
     }
-    for v in &violations {
-        eprintln!("{v}");
+    match count {
+        0 => Ok(()),
+        n => Err(format!(
+            "{n} upward import(s) (layers: docs/architecture.md, xtask/src/layers.rs)"
+        )),
     }
-    Err(format!(
-        "{} upward import(s) in ragloom-core (layers: docs/architecture.md, xtask/src/layers.rs)",
-        violations.len()
-    ))
 }
 
 #[cfg(test)]
@@ -518,7 +547,7 @@ mod tests {
 
     #[test]
     fn the_fixture_with_an_upward_import_fails_naming_file_line_and_layers() {
-        let violations = check_crate(&fixture("layers-upward")).unwrap();
+        let violations = check_crate(&fixture("layers-upward"), LAYERS).unwrap();
         assert_eq!(violations.len(), 2, "{violations:?}");
         let text: Vec<String> = violations.iter().map(ToString::to_string).collect();
         assert!(
@@ -529,7 +558,7 @@ mod tests {
             text[0]
         );
         assert!(
-            text[1].ends_with("tools.rs:6: `tools` (layer 2, models and prompts) reaches up to `agent` (layer 6, agents)"),
+            text[1].ends_with("tools.rs:6: `tools` (layer 2, models and prompts) reaches up to `query_engine` (layer 5, engines)"),
             "{}",
             text[1]
         );
@@ -537,16 +566,18 @@ mod tests {
 
     #[test]
     fn a_module_without_a_layer_is_reported() {
-        let violations = check_crate(&fixture("layers-unplaced")).unwrap();
+        let violations = check_crate(&fixture("layers-unplaced"), LAYERS).unwrap();
         assert_eq!(violations.len(), 1);
         assert!(violations[0].to_string().contains("no layer"));
     }
 
     #[test]
-    fn ragloom_core_has_no_upward_import() {
-        let src = manifest_dir().join("../crates/ragloom-core/src");
-        let violations = check_crate(&src).unwrap();
-        let text: Vec<String> = violations.iter().map(ToString::to_string).collect();
-        assert!(violations.is_empty(), "{}", text.join("\n"));
+    fn the_layered_crates_have_no_upward_import() {
+        for (krate, layers) in CRATES {
+            let src = manifest_dir().join("../crates").join(krate).join("src");
+            let violations = check_crate(&src, layers).unwrap();
+            let text: Vec<String> = violations.iter().map(ToString::to_string).collect();
+            assert!(violations.is_empty(), "{krate}: {}", text.join("\n"));
+        }
     }
 }

@@ -207,6 +207,8 @@ fn core_depends_on_no_integration() -> Result {
     for (krate, allowed) in [
         ("ragloom-core", &[][..]),
         ("ragloom-evaluation", &["ragloom-core"][..]),
+        ("ragloom-workflow", &["ragloom-core"][..]),
+        ("ragloom-agent", &["ragloom-core", "ragloom-workflow"][..]),
     ] {
         eprintln!("==> {krate} depends on no integration");
         let out = cargo()

@@ -21,7 +21,6 @@
 
 #![warn(missing_docs)]
 
-pub mod agent;
 pub mod callbacks;
 pub mod chat_engine;
 pub mod data_structs;
@@ -53,7 +52,6 @@ pub mod tools;
 pub mod transform;
 pub mod utils;
 pub mod vector_stores;
-pub mod workflow;
 
 pub use callbacks::TokenCountingHandler;
 pub use chat_engine::{AgentChatResponse, ChatEngine, ChatMode, StreamingAgentChatResponse};
@@ -73,8 +71,6 @@ pub use tokenizer::{Cl100kTokenizer, Tokenizer, default_tokenizer};
 pub use tools::{FunctionTool, Tool, ToolMetadata, ToolOutput};
 pub use transform::TransformComponent;
 
-pub use agent::AsChatEngine;
-pub use agent::tools::{LoadAndSearchToolSpec, OnDemandLoaderTool};
 pub use indices::PromptHelper;
 pub use query_engine::{
     AsQueryEngine, CitationQueryEngine, QueryEngine, QueryEngineTool, RetrieverQueryEngine,
@@ -104,10 +100,10 @@ pub mod __private {
     pub use serde_json;
 }
 
-/// The names most programs need, in one import, with the extension traits
-/// that give an index `as_query_engine` and `as_chat_engine`.
+/// The names most programs need, in one import, with the extension trait
+/// that gives an index `as_query_engine` (the facade's prelude adds the agents
+/// and `as_chat_engine`).
 pub mod prelude {
-    pub use crate::agent::{AgentWorkflow, AsChatEngine, FunctionAgent, ReActAgent};
     pub use crate::chat_engine::{ChatEngine, ChatMode};
     pub use crate::embeddings::{Embedding, HashEmbedding, MockEmbedding};
     pub use crate::error::{Error, Result};

@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use ragloom_core::callbacks::{TokenCounter, TokenCountingHandler};
 use ragloom_core::chat_engine::{
-    ChatEngine, ChatMode, CondensePlusContextChatEngine, CondenseQuestionChatEngine,
-    ContextChatEngine, SimpleChatEngine,
+    ChatEngine, CondensePlusContextChatEngine, CondenseQuestionChatEngine, ContextChatEngine,
+    SimpleChatEngine,
 };
 use ragloom_core::llms::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, Llm, LlmMetadata,
@@ -611,58 +611,6 @@ async fn braces_in_the_conversation_reach_the_model_verbatim() {
         "What does println!(\"{}\", x) print? {query_str}"
     );
     assert_eq!(sent[2].content, "It prints {}.");
-}
-
-#[tokio::test]
-async fn as_chat_engine_builds_every_available_mode() {
-    let documents = vec![
-        Document::document("Alice follows the White Rabbit down the rabbit hole."),
-        Document::document("The Queen of Hearts plays croquet with flamingos."),
-    ];
-    let index = VectorStoreIndex::from_documents(&documents, Arc::new(HashEmbedding::new(256)))
-        .await
-        .unwrap();
-    assert_eq!(ChatMode::default(), ChatMode::CondensePlusContext);
-    for mode in [
-        ChatMode::Simple,
-        ChatMode::CondenseQuestion,
-        ChatMode::Context,
-        ChatMode::CondensePlusContext,
-    ] {
-        let llm = Arc::new(MockLlm::scripted([
-            "Down the rabbit hole.",
-            "standalone",
-            "With flamingos.",
-        ]));
-        let engine = index.as_chat_engine(mode, llm.clone()).unwrap();
-        let first = engine.chat("Where does Alice go?").await.unwrap();
-        assert_eq!(first.response, "Down the rabbit hole.", "{mode}");
-        let second = engine.chat("And the Queen?").await.unwrap();
-        assert!(
-            second.response == "With flamingos." || second.response == "standalone",
-            "{mode}"
-        );
-        if mode != ChatMode::Simple {
-            assert!(!first.source_nodes.is_empty(), "{mode}: sources");
-        }
-        assert_eq!(mode.as_str().parse::<ChatMode>().unwrap(), mode);
-    }
-    // Agent modes are tested in tests/agents.rs; only a function-calling
-    // agent over a model without native tool calling is refused.
-    let err = index
-        .as_chat_engine(ChatMode::OpenAi, Arc::new(MockLlm::new()))
-        .unwrap_err();
-    assert!(matches!(err, Error::Unsupported(_)), "{err}");
-    for mode in [ChatMode::React, ChatMode::Best] {
-        if let Err(e) = index.as_chat_engine(mode, Arc::new(MockLlm::new())) {
-            panic!("{mode}: {e}");
-        }
-    }
-    assert!(
-        "fancy"
-            .parse::<ChatMode>()
-            .is_err_and(|e| e.to_string().contains("condense_plus_context"))
-    );
 }
 
 #[tokio::test]

@@ -112,7 +112,7 @@ pub fn markdown(data: &[u8]) {
 /// The ReAct output parser, whole and streaming.
 pub fn react_output(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let parser = ragloom_core::agent::react::output_parser::ReActOutputParser;
+    let parser = ragloom_agent::react::output_parser::ReActOutputParser;
     let _ = parser.parse(&text, false);
     let _ = parser.parse(&text, true);
 }

@@ -13,11 +13,30 @@ pub use ragloom_core::*;
 /// retrieval modes side by side.
 pub use ragloom_evaluation as evaluation;
 
+/// Agents (crate `ragloom-agent`, LlamaIndex's `agent`): `FunctionAgent`,
+/// `ReActAgent` and `AgentWorkflow` on workflows, the older runner agents in
+/// `legacy`, `as_chat_engine` for indexes, and the agent tools.
+pub use ragloom_agent as agent;
+pub use ragloom_agent::AsChatEngine;
+pub use ragloom_agent::tools::{LoadAndSearchToolSpec, OnDemandLoaderTool};
+
+/// Workflows (crate `ragloom-workflow`, LlamaIndex's `workflow`): async
+/// steps passing typed events through a shared, checkpointed context.
+pub use ragloom_workflow as workflow;
+pub use ragloom_workflow::step_output;
+
+/// The names most programs need, in one import, with the extension traits
+/// that give an index `as_query_engine` and `as_chat_engine`.
+pub mod prelude {
+    pub use ragloom_agent::{AgentWorkflow, AsChatEngine, FunctionAgent, ReActAgent};
+    pub use ragloom_core::prelude::*;
+}
+
 /// Everything a model can call, in one place as in LlamaIndex's
 /// `llama_index.core.tools`: core's base tool types with the adapters that
 /// live beside what they adapt (query engines, retrievers, loaders).
 pub mod tools {
-    pub use ragloom_core::agent::tools::*;
+    pub use ragloom_agent::tools::*;
     pub use ragloom_core::query_engine::QueryEngineTool;
     pub use ragloom_core::retrievers::RetrieverTool;
     pub use ragloom_core::tools::*;

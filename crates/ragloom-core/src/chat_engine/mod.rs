@@ -105,9 +105,10 @@ pub enum ChatMode {
     /// [`CondensePlusContextChatEngine`]: condense, then retrieve and answer with context.
     #[default]
     CondensePlusContext,
-    /// A [`ReActAgent`](crate::agent::legacy::ReActAgent) with a query engine tool.
+    /// A ReAct agent (`ragloom::agent::legacy::ReActAgent`) with a query engine
+    /// tool; built by `AsChatEngine` in crate `ragloom-agent`.
     React,
-    /// A [`FunctionCallingAgent`](crate::agent::FunctionCallingAgent) with a
+    /// A function-calling agent (`ragloom::agent::FunctionCallingAgent`) with a
     /// query engine tool (any model with native tool calling, not only OpenAI).
     OpenAi,
     /// The function-calling agent if the model calls tools natively, else ReAct.

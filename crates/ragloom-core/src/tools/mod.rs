@@ -4,7 +4,7 @@
 //!
 //! The tools that adapt higher layers live beside them: `QueryEngineTool` in
 //! `query_engine`, `RetrieverTool` in `retrievers`, `OnDemandLoaderTool` and
-//! `LoadAndSearchToolSpec` in `agent::tools` (all re-exported at the crate root).
+//! `LoadAndSearchToolSpec` in crate `ragloom-agent` (`ragloom::agent::tools`).
 
 mod call_context;
 mod engine_io;

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 
 /// Runs `f` on a Tokio runtime's blocking pool when there is one, so reading
 /// a folder or persisting a large store does not stall async tasks; inline otherwise.
-pub(crate) async fn run_blocking<R: Send + 'static>(
+pub async fn run_blocking<R: Send + 'static>(
     f: impl FnOnce() -> Result<R> + Send + 'static,
 ) -> Result<R> {
     match tokio::runtime::Handle::try_current() {

@@ -67,7 +67,7 @@ pub fn template_vars(template: &str) -> Vec<String> {
 }
 
 /// Lowercase hex of `bytes`, as Python's `hexdigest()` writes a digest.
-pub(crate) fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(2 * bytes.len());
     for b in bytes {

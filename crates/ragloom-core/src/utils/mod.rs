@@ -9,8 +9,8 @@ mod ordered;
 mod pyjson;
 mod str_map;
 
-pub(crate) use blocking::run_blocking;
-pub(crate) use fmt::hex;
+pub use blocking::run_blocking;
+pub use fmt::hex;
 pub use fmt::{format_named, template_vars};
 pub use fs::{read_json_file, replace_lone_surrogates, write_atomic};
 pub(crate) use ordered::{run_in_order, spawn_stoppable};

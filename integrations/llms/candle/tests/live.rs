@@ -212,7 +212,7 @@ fn unsupported_architecture_is_named() {
 
 #[tokio::test]
 async fn a_function_agent_refuses_the_model_and_a_react_agent_runs_it() {
-    use ragloom_core::agent::{FunctionAgent, ReActAgent};
+    use ragloom_agent::{FunctionAgent, ReActAgent};
     use std::sync::Arc;
     let Some(llm) = llm() else { return };
     // SmolLM2's chat template has no tool-call syntax, so the model says it
@@ -228,7 +228,7 @@ async fn a_function_agent_refuses_the_model_and_a_react_agent_runs_it() {
     // with the model corrected until the iteration limit.
     let react = ReActAgent::builder(llm).streaming(false).build().unwrap();
     let handler = react
-        .run_with(ragloom_core::agent::RunOptions::new(QUESTION).max_iterations(2))
+        .run_with(ragloom_agent::RunOptions::new(QUESTION).max_iterations(2))
         .await
         .unwrap();
     match handler.await {

@@ -649,7 +649,7 @@ const ANSWER_STREAM: &str = concat!(
 
 #[tokio::test]
 async fn a_function_agent_streams_two_parallel_ollama_calls_and_the_thinking() {
-    use ragloom_core::agent::{AgentStream, FunctionAgent, ToolCallResult};
+    use ragloom_agent::{AgentStream, FunctionAgent, ToolCallResult};
     let server = MockServer::start().await;
     for body in [TOOLS_STREAM, ANSWER_STREAM] {
         Mock::given(method("POST"))

@@ -3,11 +3,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ragloom_core::workflow::{
+use ragloom_storage_sqlite::SqliteStore;
+use ragloom_workflow::{
     Checkpointer, Context, HumanResponseEvent, InputRequiredEvent, KvCheckpointer, StartEvent,
     StopEvent, Workflow,
 };
-use ragloom_storage_sqlite::SqliteStore;
 use std::sync::Arc;
 use std::time::Duration;
 

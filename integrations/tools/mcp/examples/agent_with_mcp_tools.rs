@@ -12,11 +12,11 @@
 //! `FunctionAgent`, and prints each tool call and its result as the agent runs.
 
 use futures::StreamExt;
-use ragloom_core::agent::{FunctionAgent, ToolCallResult};
+use ragloom_agent::{FunctionAgent, ToolCallResult};
 use ragloom_core::llms::{ChatMessage, MockLlm, ToolCall};
-use ragloom_core::workflow::{Context, StartEvent, StopEvent, Workflow};
 use ragloom_core::{Error, Result};
 use ragloom_tools_mcp::{McpClient, McpServer, McpToolSpec, workflow_as_mcp};
+use ragloom_workflow::{Context, StartEvent, StopEvent, Workflow};
 use serde_json::json;
 use std::process::ExitCode;
 use std::sync::Arc;

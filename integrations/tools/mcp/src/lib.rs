@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! # async fn demo(llm: std::sync::Arc<dyn ragloom_core::llms::Llm>) -> ragloom_core::Result<()> {
-//! use ragloom_core::agent::FunctionAgent;
+//! use ragloom_agent::FunctionAgent;
 //! use ragloom_tools_mcp::{McpClient, McpServer, McpToolSpec};
 //!
 //! let files = McpClient::connect(McpServer::stdio("mcp-server-files", ["--root", "."])).await?;

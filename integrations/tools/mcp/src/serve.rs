@@ -2,9 +2,9 @@
 //! one MCP tool, over stdio or Streamable HTTP (LlamaIndex's `workflow_as_mcp`).
 
 use futures::future::BoxFuture;
-use ragloom_core::agent::AgentWorkflow;
+use ragloom_agent::AgentWorkflow;
 use ragloom_core::error::{Error, Result};
-use ragloom_core::workflow::{StartEvent, Workflow};
+use ragloom_workflow::{StartEvent, Workflow};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -19,7 +19,7 @@ use std::sync::Arc;
 type RunFn = Arc<dyn Fn(Map<String, Value>) -> BoxFuture<'static, Result<String>> + Send + Sync>;
 
 /// Ends a run when the request serving it is dropped unfinished.
-struct CancelOnDrop(ragloom_core::workflow::Context);
+struct CancelOnDrop(ragloom_workflow::Context);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {

@@ -9,12 +9,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use ragloom_core::agent::{AgentWorkflow, FunctionAgent};
+use ragloom_agent::{AgentWorkflow, FunctionAgent};
 use ragloom_core::llms::{ChatMessage, MockLlm, ToolCall};
-use ragloom_core::workflow::{Context, StartEvent, StopEvent, Workflow};
 use ragloom_tools_mcp::{
     McpClient, McpServer, McpToolSpec, agent_as_mcp, get_tools_from_mcp_url, workflow_as_mcp,
 };
+use ragloom_workflow::{Context, StartEvent, StopEvent, Workflow};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::process::Stdio;
