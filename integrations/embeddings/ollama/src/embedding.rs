@@ -2,12 +2,12 @@
 //! through Ollama's `/api/embed`, one request per batch of `embed_batch_size` texts.
 
 use async_trait::async_trait;
-use ragloom_core::embeddings::{DEFAULT_EMBED_BATCH_SIZE, Embedding};
-use ragloom_core::{Error, Result};
-use ragloom_llms_ollama::common::{
+use ragloom_common_ollama::{
     Connection, OllamaHost, PROVIDER, keep_alive_from_duration, parse_keep_alive,
 };
-use ragloom_llms_ollama::wire::{EmbedReply, EmbedRequest, KeepAlive, ModelOptions};
+use ragloom_common_ollama::{EmbedReply, EmbedRequest, KeepAlive, ModelOptions};
+use ragloom_core::embeddings::{DEFAULT_EMBED_BATCH_SIZE, Embedding};
+use ragloom_core::{Error, Result};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::time::Duration;

@@ -9,8 +9,8 @@
 mod embedding;
 
 pub use embedding::{MAX_EMBED_BATCH_SIZE, OllamaEmbedding, OllamaEmbeddingBuilder};
-pub use ragloom_llms_ollama::common::{
+pub use ragloom_common_ollama::{
     DEFAULT_OLLAMA_HOST, OLLAMA_HOST_ENV, OllamaHost, PROVIDER, keep_alive_from_duration,
     parse_keep_alive,
 };
-pub use ragloom_llms_ollama::wire::{KeepAlive, ModelOptions, TimeUnit};
+pub use ragloom_common_ollama::{KeepAlive, ModelOptions, TimeUnit};

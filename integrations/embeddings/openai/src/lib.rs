@@ -21,11 +21,11 @@
 //! ```
 
 use async_trait::async_trait;
-use ragloom_core::embeddings::Embedding;
-use ragloom_core::{Error, Result};
-use ragloom_llms_openai::client::{
+use ragloom_common_openai::{
     ApiKey, ClientSettings, DEFAULT_OPENAI_API_BASE, OpenAIClient, PROVIDER, RetryPolicy,
 };
+use ragloom_core::embeddings::Embedding;
+use ragloom_core::{Error, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::fmt;

@@ -3,11 +3,11 @@
 //! replies reported as errors naming the provider.
 #![allow(clippy::unwrap_used)]
 
+use ragloom_common_openai::RetryPolicy;
 use ragloom_core::Error;
 use ragloom_core::embeddings::Embedding;
 use ragloom_core::testing::{Fault, FaultServer};
 use ragloom_embeddings_openai::OpenAIEmbedding;
-use ragloom_llms_openai::RetryPolicy;
 use serde_json::json;
 use std::time::Duration;
 

@@ -4,10 +4,10 @@
 //! everywhere, with no server or key.
 #![allow(clippy::unwrap_used)]
 
+use ragloom_common_openai::RetryPolicy;
 use ragloom_core::Error;
 use ragloom_core::embeddings::{Embedding, embed_in_batches};
 use ragloom_embeddings_openai::{OpenAIEmbedding, OpenAIEmbeddingBuilder};
-use ragloom_llms_openai::RetryPolicy;
 use serde_json::{Value, json};
 use std::time::Duration;
 use wiremock::matchers::{method, path};

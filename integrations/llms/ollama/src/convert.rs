@@ -1,11 +1,11 @@
 //! Translation between ragloom's chat types and Ollama's `/api/chat` wire
 //! types: messages, roles, tool definitions, tool calls, usage.
 
-use crate::common::PROVIDER;
 use crate::wire::{
     ChatReply, Format, Message as WireMessage, Role as WireRole, ToolCall as WireToolCall,
     ToolCallFunction,
 };
+use ragloom_common_ollama::PROVIDER;
 use ragloom_core::llms::{
     ChatMessage, ChatResponse, MessageRole, TokenUsage, ToolCall, arguments_object,
 };

@@ -23,17 +23,15 @@
 //! # Ok(()) }
 //! ```
 
-pub mod common;
 mod convert;
 mod llm;
 mod stream;
-pub mod wire;
+mod wire;
 
-pub use common::{
-    DEFAULT_OLLAMA_HOST, OLLAMA_HOST_ENV, OllamaHost, PROVIDER, keep_alive_from_duration,
-    parse_keep_alive,
-};
 pub use convert::THINKING_KEY;
 pub use llm::{DEFAULT_REQUEST_TIMEOUT, Ollama, OllamaBuilder};
+pub use ragloom_common_ollama::{
+    DEFAULT_OLLAMA_HOST, KeepAlive, ModelOptions, OLLAMA_HOST_ENV, OllamaHost, PROVIDER, TimeUnit,
+    keep_alive_from_duration, parse_keep_alive,
+};
 pub use stream::THINKING_DELTA_KEY;
-pub use wire::{KeepAlive, ModelOptions, TimeUnit};

@@ -1,15 +1,16 @@
 //! The [`Ollama`] LLM (LlamaIndex's `llama_index.llms.ollama.Ollama`): chat,
 //! completion, streaming, tool calls and JSON output over Ollama's `/api/chat`.
 
-use crate::common::{
-    Connection, OllamaHost, PROVIDER, keep_alive_from_duration, parse_keep_alive, server_error_text,
-};
 use crate::convert::{
     ToolNames, chat_response, sanitize_tool_name, schema_format, to_wire_messages, to_wire_tools,
 };
 use crate::stream::{StreamContext, decode_chat_stream};
-use crate::wire::{ChatReply, ChatRequest, Format, KeepAlive, ModelOptions};
+use crate::wire::{ChatReply, ChatRequest, Format};
 use async_trait::async_trait;
+use ragloom_common_ollama::{
+    Connection, OllamaHost, PROVIDER, keep_alive_from_duration, parse_keep_alive, server_error_text,
+};
+use ragloom_common_ollama::{KeepAlive, ModelOptions};
 use ragloom_core::llms::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, CompletionResponseStream,
     DEFAULT_CONTEXT_WINDOW, DEFAULT_NUM_OUTPUTS, Llm, LlmMetadata, MessageRole, ToolChoice,

@@ -5,8 +5,8 @@
 //! `{"error": ...}`, a final line without `message` and the cause of a broken
 //! connection all reach the caller.
 
-use crate::common::{Connection, MAX_STREAM_LINE_BYTES, PROVIDER, server_error_text};
 use crate::convert::{THINKING_KEY, ToolNames, tool_call_from_wire, usage};
+use ragloom_common_ollama::{Connection, MAX_STREAM_LINE_BYTES, PROVIDER, server_error_text};
 
 /// The key of one stream item's reasoning text in `additional_kwargs`.
 pub const THINKING_DELTA_KEY: &str = "thinking_delta";
@@ -292,7 +292,7 @@ where
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::common::OllamaHost;
+    use ragloom_common_ollama::OllamaHost;
 
     fn context() -> StreamContext {
         StreamContext {

@@ -32,7 +32,6 @@
 //! ```
 
 mod base;
-pub mod client;
 pub mod models;
 mod openai;
 mod openai_like;
@@ -40,6 +39,8 @@ mod stream;
 mod wire;
 
 pub use base::{CompletionToPrompt, MessagesToPrompt};
-pub use client::{ApiKey, ClientSettings, OpenAIClient, RetryPolicy};
 pub use openai::{OpenAI, OpenAIBuilder};
 pub use openai_like::{OpenAILike, OpenAILikeBuilder};
+/// The client both OpenAI crates share (crate `ragloom-common-openai`).
+pub use ragloom_common_openai as client;
+pub use ragloom_common_openai::{ApiKey, ClientSettings, OpenAIClient, RetryPolicy};

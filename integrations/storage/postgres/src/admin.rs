@@ -2,8 +2,8 @@
 //! them: a writer's lock held across transactions, listing and dropping indexes.
 
 use crate::kv::quote_ident;
+use ragloom_common_postgres::{PROVIDER, PgSession, connect_options};
 use ragloom_core::{Error, Result};
-use ragloom_vector_stores_postgres::{PROVIDER, PgSession, connect_options};
 
 fn pg(what: &str, e: sqlx::Error) -> Error {
     Error::provider(PROVIDER, format!("{what}: {e}"), e)

@@ -128,7 +128,7 @@ impl IndexLocation for PostgresLocation {
 
     fn label(&self) -> String {
         let schema = &self.schema;
-        match ragloom_vector_stores_postgres::connect_options(&self.url) {
+        match ragloom_common_postgres::connect_options(&self.url) {
             Ok(o) => format!(
                 "postgres://{}@{}:{}/{} (schema {schema})",
                 o.get_username(),

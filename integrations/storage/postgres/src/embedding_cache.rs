@@ -3,9 +3,9 @@
 
 use crate::kv::{create_if_missing, quote_ident};
 use async_trait::async_trait;
+use ragloom_common_postgres::{PROVIDER, PgSession, connect_options};
 use ragloom_core::embeddings::EmbeddingCacheStore;
 use ragloom_core::{Error, Result};
-use ragloom_vector_stores_postgres::{PROVIDER, PgSession, connect_options};
 use std::collections::HashMap;
 
 /// Vectors by key in `<schema>.ragloom_embedding_cache` (`key bytea` primary

@@ -1,10 +1,10 @@
 //! `PostgresKv`: LlamaIndex's `PostgresKVStore` table (`data_<table>`: `key`,
 //! `namespace`, `value`) as the backend of the docstore and index store.
 
+use ragloom_common_postgres::{PROVIDER, PgSession};
 use ragloom_core::storage::kvstore::{KvBackend, KvCollection, KvTable, KvValue};
 use ragloom_core::utils::to_python_json_string;
 use ragloom_core::{Error, Result};
-use ragloom_vector_stores_postgres::{PROVIDER, PgSession};
 use serde_json::Value;
 use sqlx::{Connection, PgConnection, Row};
 use std::borrow::Cow;
@@ -174,7 +174,7 @@ impl PostgresKv {
     /// The table `name` on the server at `url` if it exists (nothing is
     /// created: for readers, who may lack the right to create).
     pub async fn open_existing(url: &str, name: KvTableName) -> Result<Option<Self>> {
-        let options = ragloom_vector_stores_postgres::connect_options(url)?;
+        let options = ragloom_common_postgres::connect_options(url)?;
         let session = PgSession::connect(&options).await?;
         let (q, d) = (name.qualified(), name.display());
         let exists = session
@@ -186,7 +186,7 @@ impl PostgresKv {
     /// The table `name` on the server at `url`, on a connection of its own
     /// without a transaction (each write is one); created if missing.
     pub async fn connect(url: &str, name: KvTableName) -> Result<Self> {
-        let options = ragloom_vector_stores_postgres::connect_options(url)?;
+        let options = ragloom_common_postgres::connect_options(url)?;
         let session = PgSession::connect(&options).await?;
         let t = name.clone();
         session

@@ -5,12 +5,13 @@ use crate::kv::{KvTableName, PostgresKv, create_table, quote_ident, require_tabl
 use crate::transaction::PostgresTransaction;
 use crate::{PostgresDocumentStore, PostgresIndexStore};
 use async_trait::async_trait;
+use ragloom_common_postgres::{PROVIDER, PgSession};
 use ragloom_core::storage::docstore::KvDocumentStore;
 use ragloom_core::storage::index_store::KvIndexStore;
 use ragloom_core::storage::{StorageContext, StoreTransaction, TransactionalStore};
 use ragloom_core::vector_stores::DEFAULT_VECTOR_STORE;
 use ragloom_core::{Error, Result};
-use ragloom_vector_stores_postgres::{PGVectorStore, PROVIDER, PgSession};
+use ragloom_vector_stores_postgres::PGVectorStore;
 use std::fmt;
 use std::sync::Arc;
 

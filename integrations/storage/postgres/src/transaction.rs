@@ -4,9 +4,9 @@
 use crate::PostgresStore;
 use crate::kv::{KvTableName, PostgresKv};
 use async_trait::async_trait;
+use ragloom_common_postgres::PgSession;
 use ragloom_core::Result;
 use ragloom_core::storage::{StorageContext, StoreTransaction};
-use ragloom_vector_stores_postgres::PgSession;
 use std::sync::Arc;
 
 /// An open transaction on a [`PostgresStore`]; rolled back if dropped uncommitted.

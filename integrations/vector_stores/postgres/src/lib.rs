@@ -25,13 +25,11 @@
 //! ```
 
 mod filters;
-mod session;
 mod sql;
 mod store;
 mod text_search;
 
-pub use session::PgSession;
+pub use ragloom_common_postgres::{PROVIDER, PgSession, connect_options};
 pub use store::{
-    DistanceMethod, HnswOptions, IvfFlatOptions, PGVectorStore, PGVectorStoreBuilder, PROVIDER,
-    VectorIndex, connect_options,
+    DistanceMethod, HnswOptions, IvfFlatOptions, PGVectorStore, PGVectorStoreBuilder, VectorIndex,
 };

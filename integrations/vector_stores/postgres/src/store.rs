@@ -2,12 +2,12 @@
 //! pgvector, reading and writing LlamaIndex's `data_<table>` rows.
 
 use crate::filters::FilterSql;
-use crate::session::PgSession;
 use crate::sql::{Arg, Sql, quote_ident};
 use crate::text_search::tsquery_input;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use pgvector::Vector;
+use ragloom_common_postgres::{PROVIDER, PgSession, connect_options, endpoint};
 use ragloom_core::schema::{Metadata, MetadataMode, Node};
 use ragloom_core::utils::to_python_json_string;
 use ragloom_core::vector_stores::{
@@ -21,13 +21,9 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Connection, PgConnection, Postgres, Row};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 use tokio::sync::OnceCell;
 use tracing::Instrument;
-
-/// The provider name in every [`Error::Provider`] this crate returns.
-pub const PROVIDER: &str = "postgres";
 
 /// Rows written per `INSERT` statement (one round trip each, in one transaction).
 const INSERT_BATCH: usize = 1000;
@@ -350,26 +346,6 @@ impl PGVectorStoreBuilder {
     }
 }
 
-/// Connection options from a URL (`postgres://user:password@host:port/db`;
-/// Python's `postgresql+psycopg2://` form is accepted too). The error never
-/// repeats the URL, which may hold a password.
-pub fn connect_options(url: &str) -> Result<PgConnectOptions> {
-    PgConnectOptions::from_str(&without_driver(url))
-        .map_err(|e| Error::InvalidInput(format!("invalid PostgreSQL connection URL: {e}")))
-}
-
-/// Python's drivers name themselves in the scheme (`postgresql+psycopg2://`,
-/// `postgresql+asyncpg://`); sqlx wants the plain scheme.
-fn without_driver(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) if scheme.contains('+') => {
-            let base = scheme.split('+').next().unwrap_or("postgresql");
-            format!("{base}://{rest}")
-        }
-        _ => url.to_string(),
-    }
-}
-
 /// Lowercases `name` (as LlamaIndex does) and accepts only `[a-z_][a-z0-9_]*`
 /// within `max_len` bytes, so the name can be written into DDL.
 fn validate_identifier(field: &str, name: &str, max_len: usize) -> Result<String> {
@@ -572,7 +548,7 @@ impl PGVectorStore {
     }
 
     fn endpoint(&self) -> String {
-        crate::session::endpoint(&self.connect_options)
+        endpoint(&self.connect_options)
     }
 
     /// The connection options (for a [`PgSession`] on the same server).
@@ -1373,15 +1349,6 @@ mod tests {
         assert!(validate_text_search_config("english").is_ok());
         assert!(validate_text_search_config("pg_catalog.simple").is_ok());
         assert!(validate_text_search_config("english') --").is_err());
-    }
-
-    #[test]
-    fn python_driver_schemes_are_accepted() {
-        assert_eq!(
-            without_driver("postgresql+psycopg2://u:p@h:5/d"),
-            "postgresql://u:p@h:5/d"
-        );
-        assert_eq!(without_driver("postgres://h/d"), "postgres://h/d");
     }
 
     #[tokio::test]

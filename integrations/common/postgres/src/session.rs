@@ -6,7 +6,7 @@
 //! transaction must carry both: so the connection lives on a dedicated
 //! thread with its own runtime and both kinds of caller send it jobs.
 
-use crate::store::PROVIDER;
+use crate::PROVIDER;
 use futures::future::BoxFuture;
 use ragloom_core::{Error, Result};
 use sqlx::postgres::PgConnectOptions;
@@ -60,7 +60,9 @@ impl fmt::Debug for PgSession {
     }
 }
 
-pub(crate) fn endpoint(o: &PgConnectOptions) -> String {
+/// Where `o` points, as `host:port/database` (never the password), for
+/// errors and logs.
+pub fn endpoint(o: &PgConnectOptions) -> String {
     format!(
         "{}:{}/{}",
         o.get_host(),

@@ -1,8 +1,5 @@
 //! Reaching an Ollama server: its address (`OLLAMA_HOST`, read with Ollama's
 //! own rules), the HTTP client with its timeouts, and Ollama's failures as ragloom errors.
-//!
-//! `ragloom-embeddings-ollama` reaches the server through this module too, so
-//! both crates read `OLLAMA_HOST` and report failures the same way.
 
 use crate::wire::{KeepAlive, TimeUnit};
 use ragloom_core::Error;

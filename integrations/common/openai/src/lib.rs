@@ -1,10 +1,14 @@
-//! The connection every OpenAI-compatible call goes through: base URL, API key and
-//! headers, a per-request timeout, and retries with exponential backoff that honour `Retry-After`.
+//! ragloom-common-openai: the connection every OpenAI-compatible call goes
+//! through — base URL, API key and headers, a per-request timeout, and
+//! retries with exponential backoff that honour `Retry-After`.
 //!
-//! Shared by `ragloom-llms-openai` and `ragloom-embeddings-openai`, so both
-//! retry, time out and report errors the same way. The retry loop sits below
+//! `ragloom-llms-openai` and `ragloom-embeddings-openai` both depend on this
+//! crate (the LLM crate re-exports it as `client`), so both retry, time out
+//! and report errors the same way. The retry loop sits below
 //! async-openai, as a tower service handed to `Client::with_http_service`:
 //! only there are the response's status and `Retry-After` header visible.
+
+#![warn(missing_docs)]
 
 use async_openai::config::OpenAIConfig;
 use async_openai::error::{ApiError, ApiErrorResponse, OpenAIError, WrappedError};
@@ -396,7 +400,7 @@ impl OpenAIClient {
     }
 
     /// `text` with the API key scrubbed out.
-    pub(crate) fn scrub(&self, text: &str) -> String {
+    pub fn scrub(&self, text: &str) -> String {
         scrub_secret(text, self.api_key.expose())
     }
 
