@@ -109,16 +109,15 @@ pub struct IngestStages {
     /// Planning each batch: its documents hashed and compared with the
     /// stored hashes, changed documents' old nodes deleted.
     pub plan: u64,
-    /// Splitting documents into nodes, on every core (with an embedding
-    /// model: splitting, embedding and writing, which the vector index does
-    /// together).
+    /// Splitting documents into nodes, on every core.
     pub split: u64,
     /// Of `split`, the time the splitter spent counting tokens, added up
     /// over the threads that split (so it can pass `split`).
     pub count: u64,
     /// Encoding nodes as the store keeps them, on every core.
     pub encode: u64,
-    /// Writing nodes, their hashes and their keyword counts.
+    /// Writing nodes, their hashes and their keyword counts (with an
+    /// embedding model, embedding them first), beside the next batch's split.
     pub write: u64,
     /// Of `write`, the CPU time of the thread that wrote; zero where the
     /// system does not say.

@@ -343,25 +343,26 @@ pub(crate) async fn sync(t: &Target<'_>, opts: &SyncOptions) -> Result<SyncRepor
         .tokenizer(Arc::new(counting.clone()));
     let splitter: Arc<dyn TransformComponent> = Arc::new(splitter);
     let context = tx.storage_context();
+    let transformations = vec![splitter];
     let writer = match &embed {
-        Some(e) => Writer::Vectors(
+        Some(e) => Writer::vectors(
             VectorStoreIndex::builder(e.clone())
                 .storage_context(context)
                 // Nodes in the docstore too, where the vector store keeps text.
                 .store_nodes_override(true)
-                .transformations(vec![splitter])
-                .num_workers(opts.num_workers)
                 .show_progress(opts.show_progress)
                 .load_or_create()
                 .await?,
+            transformations,
+            opts.num_workers,
         ),
-        None => Writer::Text {
+        None => Writer::text(
             context,
-            transformations: vec![splitter],
-            text_rows: tx.text_rows(),
-            sink: tx.node_sink(),
-            workers: opts.num_workers,
-        },
+            transformations,
+            opts.num_workers,
+            tx.text_rows(),
+            tx.node_sink(),
+        ),
     };
 
     opts.emit(SyncEvent::Reading {
@@ -475,10 +476,7 @@ pub(crate) async fn sync(t: &Target<'_>, opts: &SyncOptions) -> Result<SyncRepor
         report.documents += loaded.documents.len();
         report.ingested += written_ids.len();
         report.unchanged += loaded.documents.len() - written_ids.len();
-        report.nodes_written += match nodes {
-            Some(n) => n,
-            None => writer.node_count(&written_ids).await?,
-        };
+        report.nodes_written += nodes;
         opts.emit(SyncEvent::BatchDone { files: batch.len() });
     }
     writer.flush(staged, &mut times).await?;

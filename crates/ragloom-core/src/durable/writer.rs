@@ -1,6 +1,9 @@
-//! Where a sync's refreshed documents go: a vector index when there is an
-//! embedding model, else the docstore alone (keyword retrieval), each batch
-//! written on a thread of its own while the next one is split.
+//! Where a sync's refreshed documents go, by one path whether or not there
+//! is an embedding model: each batch planned, its changed documents' old
+//! nodes deleted, split, and written on a thread of its own while the next
+//! batch is split — through the vector index (embedded, then stored with its
+//! index struct) when there is a model, else through the store's node sink
+//! (the docstore, for keyword retrieval).
 
 use super::location::{NodeSink, PreparedNodes};
 use super::timed::thread_cpu_time;
@@ -10,6 +13,7 @@ use crate::ingestion::run_transformations_parallel;
 use crate::schema::Node;
 use crate::storage::StorageContext;
 use crate::transform::TransformComponent;
+use async_trait::async_trait;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -61,46 +65,94 @@ impl Staged {
     }
 }
 
+/// The vector index as a node sink: a batch is embedded and added with the
+/// index struct when it is written.
+#[derive(Debug)]
+struct IndexSink(VectorStoreIndex);
+
+struct IndexNodes {
+    index: VectorStoreIndex,
+    nodes: Vec<Node>,
+}
+
+impl NodeSink for IndexSink {
+    fn prepare(&self, nodes: Vec<Node>) -> Result<Box<dyn PreparedNodes>> {
+        Ok(Box::new(IndexNodes {
+            index: self.0.clone(),
+            nodes,
+        }))
+    }
+}
+
+#[async_trait]
+impl PreparedNodes for IndexNodes {
+    fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    async fn write(self: Box<Self>) -> Result<()> {
+        self.index.insert_nodes(self.nodes).await
+    }
+}
+
 /// Where refreshed documents go.
-pub(crate) enum Writer {
-    Vectors(VectorStoreIndex),
-    Text {
-        context: StorageContext,
-        transformations: Vec<Arc<dyn TransformComponent>>,
-        /// The nodes also go to the vector store, without embeddings.
-        text_rows: bool,
-        sink: Arc<dyn NodeSink>,
-        workers: usize,
-    },
+pub(crate) struct Writer {
+    context: StorageContext,
+    transformations: Vec<Arc<dyn TransformComponent>>,
+    workers: usize,
+    /// The vector index, when there is an embedding model: its deletes keep
+    /// its index struct right.
+    index: Option<VectorStoreIndex>,
+    /// Without an index: the nodes also go to the vector store, without embeddings.
+    text_rows: bool,
+    sink: Arc<dyn NodeSink>,
 }
 
 impl Writer {
+    /// Writes through `index` (whose storage context is the transaction's).
+    pub fn vectors(
+        index: VectorStoreIndex,
+        transformations: Vec<Arc<dyn TransformComponent>>,
+        workers: usize,
+    ) -> Self {
+        Self {
+            context: index.storage_context().clone(),
+            transformations,
+            workers,
+            sink: Arc::new(IndexSink(index.clone())),
+            index: Some(index),
+            text_rows: false,
+        }
+    }
+
+    /// Writes nodes without embeddings through the store's `sink`.
+    pub fn text(
+        context: StorageContext,
+        transformations: Vec<Arc<dyn TransformComponent>>,
+        workers: usize,
+        text_rows: bool,
+        sink: Arc<dyn NodeSink>,
+    ) -> Self {
+        Self {
+            context,
+            transformations,
+            workers,
+            index: None,
+            text_rows,
+            sink,
+        }
+    }
+
     /// Refreshes `docs`; returns, per document, whether it was written, and
-    /// how many nodes were split from them. Without an embedding model the
-    /// nodes of the batch before (`staged`) are written while these are
-    /// split, and these are left in `staged` for the next call or
-    /// [`Writer::flush`].
+    /// how many nodes were split from them. The nodes of the batch before
+    /// (`staged`) are written while these are split, and these are left in
+    /// `staged` for the next call or [`Writer::flush`].
     pub async fn refresh(
         &self,
         docs: &[Node],
         staged: &mut Option<Staged>,
         times: &mut Times,
-    ) -> Result<(Vec<bool>, Option<usize>)> {
-        let (context, transformations, sink, workers) = match self {
-            Writer::Vectors(index) => {
-                let started = Instant::now();
-                let written = index.refresh_ref_docs(docs).await;
-                times.split += started.elapsed();
-                return Ok((written?, None));
-            }
-            Writer::Text {
-                context,
-                transformations,
-                sink,
-                workers,
-                ..
-            } => (context, transformations, sink, *workers),
-        };
+    ) -> Result<(Vec<bool>, usize)> {
         // Planned and deleted before the earlier batch's write starts: both
         // need the transaction's connection, which the write holds.
         let started = Instant::now();
@@ -109,21 +161,22 @@ impl Writer {
             changed,
             to_write,
             hashes,
-        } = RefreshPlan::new(context.docstore.as_ref(), docs).await?;
+        } = RefreshPlan::new(self.context.docstore.as_ref(), docs).await?;
         self.delete(&changed).await?;
         times.plan += started.elapsed();
         let writing = staged
             .take()
-            .map(|batch| batch.spawn_store(context.clone()));
+            .map(|batch| batch.spawn_store(self.context.clone()));
         let started = Instant::now();
-        let nodes = run_transformations_parallel(to_write, transformations, workers).await;
+        let nodes =
+            run_transformations_parallel(to_write, &self.transformations, self.workers).await;
         times.split += started.elapsed();
         let started = Instant::now();
         // Encoded here, beside the write, which then only inserts: on its
         // own thread, it kept one core idle while it inserted.
         let prepared = match nodes {
             Ok(nodes) => {
-                let sink = sink.clone();
+                let sink = self.sink.clone();
                 tokio::task::spawn_blocking(move || sink.prepare(nodes))
                     .await
                     .map_err(|e| Error::Other(format!("preparing a batch of nodes failed: {e}")))
@@ -142,13 +195,13 @@ impl Writer {
         let nodes = prepared?;
         let count = nodes.len();
         *staged = Some(Staged { nodes, hashes });
-        Ok((written, Some(count)))
+        Ok((written, count))
     }
 
     /// Writes the nodes left staged by the last [`Writer::refresh`].
     pub async fn flush(&self, staged: Option<Staged>, times: &mut Times) -> Result<()> {
-        if let (Writer::Text { context, .. }, Some(batch)) = (self, staged) {
-            let (wall, cpu) = batch.spawn_store(context.clone()).await?;
+        if let Some(batch) = staged {
+            let (wall, cpu) = batch.spawn_store(self.context.clone()).await?;
             times.write += wall;
             times.write_cpu += cpu;
         }
@@ -157,42 +210,22 @@ impl Writer {
 
     /// Removes documents and their nodes (unknown ids are no error).
     pub async fn delete(&self, ids: &[String]) -> Result<()> {
-        match self {
-            Writer::Vectors(index) => index.delete_ref_docs(ids, true).await,
-            Writer::Text {
-                context, text_rows, ..
-            } => {
-                for id in ids {
-                    match context.docstore.delete_ref_doc(id).await {
-                        Ok(()) | Err(Error::NotFound(_)) => {}
-                        Err(e) => return Err(e),
-                    }
-                    if *text_rows {
-                        context.vector_store()?.delete(id).await?;
-                    }
-                }
-                Ok(())
+        if let Some(index) = &self.index {
+            return index.delete_ref_docs(ids, true).await;
+        }
+        for id in ids {
+            match self.context.docstore.delete_ref_doc(id).await {
+                Ok(()) | Err(Error::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+            if self.text_rows {
+                self.context.vector_store()?.delete(id).await?;
             }
         }
+        Ok(())
     }
 
     pub fn context(&self) -> &StorageContext {
-        match self {
-            Writer::Vectors(index) => index.storage_context(),
-            Writer::Text { context, .. } => context,
-        }
-    }
-
-    /// How many nodes the documents `ids` have now.
-    pub async fn node_count(&self, ids: &[String]) -> Result<usize> {
-        let docstore = &self.context().docstore;
-        let mut n = 0;
-        for id in ids {
-            n += docstore
-                .get_ref_doc_info(id)
-                .await?
-                .map_or(0, |i| i.node_ids.len());
-        }
-        Ok(n)
+        &self.context
     }
 }
