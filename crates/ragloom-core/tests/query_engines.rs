@@ -789,6 +789,7 @@ async fn hyde_embeds_the_hypothetical_passage_then_the_query() {
                 query_str: "q".into(),
                 custom_embedding_strs: Some(vec!["e1".into(), "e2".into()]),
                 embedding: None,
+                keyword_terms: None,
             })
             .await
             .unwrap(),

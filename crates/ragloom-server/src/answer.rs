@@ -12,6 +12,7 @@ use ragloom::chat_engine::{
 };
 use ragloom::query_engine::answer::Answerer;
 use ragloom::query_engine::{QueryEngine, RetrieverQueryEngine};
+use ragloom::retrievers::keyword_query;
 use ragloom::vector_stores::MetadataFilters;
 use ragloom::{ChatMessage, Llm, MessageRole, NodeWithScore, QueryBundle, TokenCountingHandler};
 use serde::{Deserialize, Serialize};
@@ -90,22 +91,22 @@ fn count_tokens(text: &str) -> usize {
 /// The nodes for `query`, best first.
 pub async fn retrieve(
     view: &IndexView,
-    query: &str,
+    query: &QueryBundle,
     top_k: usize,
     filters: Option<MetadataFilters>,
 ) -> Result<Vec<NodeWithScore>, ApiError> {
     let retriever = view.retrievers.retriever(top_k, filters).await?;
-    Ok(retriever.retrieve(&QueryBundle::new(query)).await?)
+    Ok(retriever.retrieve(query).await?)
 }
 
 /// Passages for `nodes`, paths as clients see them.
 pub fn passages(
     state: &AppState,
     view: &IndexView,
-    question: &str,
+    query: &QueryBundle,
     nodes: &[NodeWithScore],
 ) -> Vec<Passage> {
-    passage::passages(question, nodes, &|p| view.display_path(p), &state.lines)
+    passage::passages(query, nodes, &|p| view.display_path(p), &state.lines)
 }
 
 /// Answers one question (no history): the library's answer path, with the
@@ -176,9 +177,10 @@ pub async fn chat(
             .param("messages"));
         }
     };
+    let query = keyword_query(&question);
     let Some(llm) = &view.llm else {
-        let nodes = retrieve(view, &question, top_k, None).await?;
-        let sources = passages(state, view, &question, &nodes);
+        let nodes = retrieve(view, &query, top_k, None).await?;
+        let sources = passages(state, view, &query, &nodes);
         let text = passages_text(&sources);
         let tokens = TokenCount(Counter::Passages {
             prompt: count_tokens(&question),
@@ -222,7 +224,7 @@ pub async fn chat(
     let r = engine
         .stream_chat_with_history(&question, Some(history))
         .await?;
-    let sources = passages(state, view, &question, &r.source_nodes);
+    let sources = passages(state, view, &query, &r.source_nodes);
     // The permit travels with the stream: the LLM slot frees when the
     // answer ends or the client goes away.
     let deltas = r

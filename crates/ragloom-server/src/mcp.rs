@@ -6,6 +6,7 @@ use crate::error::ApiError;
 use crate::passage;
 use crate::rest::page;
 use crate::state::AppState;
+use ragloom::retrievers::keyword_query;
 use ragloom::vector_stores::MetadataFilters;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -158,8 +159,9 @@ impl McpServer {
         let index = state.index(a.index.as_deref())?;
         let top_k = state.top_k(a.top_k)?;
         let view = index.view().await?;
-        let nodes = answer::retrieve(&view, &a.query, top_k, a.filters).await?;
-        let ps = answer::passages(state, &view, &a.query, &nodes);
+        let query = keyword_query(&a.query);
+        let nodes = answer::retrieve(&view, &query, top_k, a.filters).await?;
+        let ps = answer::passages(state, &view, &query, &nodes);
         let text = if ps.is_empty() {
             "No passage matches.".to_string()
         } else {

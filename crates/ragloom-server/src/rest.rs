@@ -11,6 +11,7 @@ use axum::Json;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use ragloom::retrievers::keyword_query;
 use ragloom::vector_stores::MetadataFilters;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -85,9 +86,11 @@ pub async fn retrieve(
     let top_k = state.top_k(req.top_k)?;
     timed(&state, async {
         let view = index.view().await?;
-        let nodes = answer::retrieve(&view, &req.query, top_k, req.filters).await?;
+        // Tokenized once, for keyword retrieval and for the excerpts.
+        let query = keyword_query(&req.query);
+        let nodes = answer::retrieve(&view, &query, top_k, req.filters).await?;
         Ok(Json(RetrieveResponse {
-            nodes: answer::passages(&state, &view, &req.query, &nodes),
+            nodes: answer::passages(&state, &view, &query, &nodes),
         }))
     })
     .await

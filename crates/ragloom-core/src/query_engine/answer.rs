@@ -8,7 +8,7 @@ use super::passage::{self, LineIndex, Passage};
 use super::{QueryEngine, RetrieverQueryEngine};
 use crate::error::Result;
 use crate::llms::Llm;
-use crate::retrievers::Retriever;
+use crate::retrievers::{Retriever, keyword_query};
 use crate::schema::{NodeWithScore, QueryBundle};
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -124,7 +124,13 @@ impl Answerer {
     /// Passages for `nodes` retrieved for `question`: file, page or line,
     /// score, and the excerpt that matches the question best.
     pub fn passages(&self, question: &str, nodes: &[NodeWithScore]) -> Vec<Passage> {
-        passage::passages(question, nodes, &*self.display, &self.lines)
+        self.passages_for(&keyword_query(question), nodes)
+    }
+
+    /// [`passages`](Self::passages) for a query whose keyword terms are
+    /// already read (as [`keyword_query`] reads them).
+    pub fn passages_for(&self, query: &QueryBundle, nodes: &[NodeWithScore]) -> Vec<Passage> {
+        passage::passages(query, nodes, &*self.display, &self.lines)
     }
 
     fn engine(&self, llm: &Arc<dyn Llm>) -> Result<RetrieverQueryEngine> {
@@ -135,10 +141,11 @@ impl Answerer {
 
     /// Answers `question` whole.
     pub async fn answer(&self, question: &str) -> Result<Answer> {
-        let query = QueryBundle::new(question);
+        // Tokenized once: for keyword retrieval and for the excerpts.
+        let query = keyword_query(question);
         let Some(llm) = &self.llm else {
             let nodes = self.retriever.retrieve(&query).await?;
-            return Ok(self.passages_answer(question, &nodes));
+            return Ok(self.passages_answer(&query, &nodes));
         };
         let r = self.engine(llm)?.query(&query).await?;
         Ok(Answer {
@@ -146,17 +153,17 @@ impl Answerer {
             answer: Some(r.response.unwrap_or_default().trim().to_string()),
             mode: "llm",
             retrieval: self.retrieval.clone(),
-            sources: self.passages(question, &r.source_nodes),
+            sources: self.passages_for(&query, &r.source_nodes),
         })
     }
 
     /// Answers `question` as a stream of text; with no LLM, one delta: the
     /// passages as text ([`passages_text`]).
     pub async fn stream(&self, question: &str) -> Result<AnswerStream> {
-        let query = QueryBundle::new(question);
+        let query = keyword_query(question);
         let Some(llm) = &self.llm else {
             let nodes = self.retriever.retrieve(&query).await?;
-            let sources = self.passages(question, &nodes);
+            let sources = self.passages_for(&query, &nodes);
             let text = passages_text(&sources);
             return Ok(AnswerStream {
                 deltas: futures::stream::once(async move { Ok(text) }).boxed(),
@@ -166,19 +173,19 @@ impl Answerer {
         };
         let r = self.engine(llm)?.stream_query(&query).await?;
         Ok(AnswerStream {
-            sources: self.passages(question, &r.source_nodes),
+            sources: self.passages_for(&query, &r.source_nodes),
             deltas: r.response_gen,
             mode: "llm",
         })
     }
 
-    fn passages_answer(&self, question: &str, nodes: &[NodeWithScore]) -> Answer {
+    fn passages_answer(&self, query: &QueryBundle, nodes: &[NodeWithScore]) -> Answer {
         Answer {
-            question: question.to_string(),
+            question: query.query_str.clone(),
             answer: None,
             mode: "passages",
             retrieval: self.retrieval.clone(),
-            sources: self.passages(question, nodes),
+            sources: self.passages_for(query, nodes),
         }
     }
 }

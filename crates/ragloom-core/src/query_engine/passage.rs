@@ -3,7 +3,7 @@
 
 use crate::node_parser::PunktSentenceTokenizer;
 use crate::retrievers::Bm25Tokenizer;
-use crate::schema::{Metadata, Node, NodeWithScore};
+use crate::schema::{Metadata, Node, NodeWithScore, QueryBundle};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -133,16 +133,17 @@ pub fn line_of(text: &str, char_idx: usize) -> usize {
     1 + text.chars().take(char_idx).filter(|&c| c == '\n').count()
 }
 
-/// Passages for `nodes` retrieved for `question`; `display` turns a stored
-/// `file_path` into the path shown.
+/// Passages for `nodes` retrieved for `query` (whose keyword terms are read
+/// once, see [`keyword_query`](crate::retrievers::keyword_query)); `display`
+/// turns a stored `file_path` into the path shown.
 pub fn passages(
-    question: &str,
+    query: &QueryBundle,
     nodes: &[NodeWithScore],
     display: &dyn Fn(&str) -> String,
     lines: &LineIndex,
 ) -> Vec<Passage> {
     let tokenizer = Bm25Tokenizer::new();
-    let terms: HashSet<String> = tokenizer.tokenize(question).into_iter().collect();
+    let terms: HashSet<String> = tokenizer.query_terms(query).iter().cloned().collect();
     nodes
         .iter()
         .map(|n| {

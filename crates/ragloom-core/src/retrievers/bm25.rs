@@ -267,9 +267,12 @@ impl BM25Retriever {
     /// The BM25 score of every node containing a term of `query`, as
     /// `(node position, score)`, unordered.
     pub fn get_scores(&self, query: &str) -> Vec<(usize, f32)> {
-        let lists: Vec<&Vec<(u32, f32)>> = self
-            .tokenizer
-            .tokenize(query)
+        self.scores_of(&self.tokenizer.tokenize(query))
+    }
+
+    /// [`get_scores`](Self::get_scores) of a query already tokenized.
+    fn scores_of(&self, terms: &[String]) -> Vec<(usize, f32)> {
+        let lists: Vec<&Vec<(u32, f32)>> = terms
             .iter()
             .filter_map(|t| self.vocab.get(t))
             .filter_map(|&id| self.postings.get(id as usize))
@@ -306,7 +309,11 @@ impl BM25Retriever {
 
     /// The best `similarity_top_k` nodes for `query`, best first.
     pub fn retrieve_str(&self, query: &str) -> Vec<NodeWithScore> {
-        top_k(self.get_scores(query), self.similarity_top_k)
+        self.retrieve_terms(&self.tokenizer.tokenize(query))
+    }
+
+    fn retrieve_terms(&self, terms: &[String]) -> Vec<NodeWithScore> {
+        top_k(self.scores_of(terms), self.similarity_top_k)
             .into_iter()
             .filter_map(|(d, s)| {
                 self.nodes
@@ -361,7 +368,7 @@ pub(crate) fn top_k(scored: Vec<(usize, f32)>, k: usize) -> Vec<(usize, f32)> {
 impl Retriever for BM25Retriever {
     async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
         let _span = tracing::info_span!("retrieve", retriever = "bm25").entered();
-        Ok(self.retrieve_str(&query.query_str))
+        Ok(self.retrieve_terms(&self.tokenizer.query_terms(query)))
     }
 }
 
@@ -403,5 +410,37 @@ mod tests {
                 .build(nodes(&["a b"]))
                 .is_err()
         );
+    }
+
+    #[tokio::test]
+    async fn a_query_carrying_its_terms_is_not_tokenized_again() {
+        let docs = nodes(&[
+            "the white rabbit ran",
+            "the queen of hearts",
+            "a mad hatter",
+        ]);
+        let default = BM25Retriever::from_defaults(docs.clone(), 1).unwrap();
+        // The carried terms win over the text: they are what was tokenized.
+        let carried = QueryBundle::new("queen").with_keyword_terms(vec!["rabbit".into()]);
+        let got = default.retrieve(&carried).await.unwrap();
+        assert_eq!(got[0].node.get_text(), "the white rabbit ran");
+        // keyword_query carries exactly what the default tokenizer reads.
+        let q = crate::retrievers::keyword_query("Hearts of the Queens");
+        assert_eq!(
+            q.keyword_terms.as_deref(),
+            Some(&["heart".to_string(), "queen".to_string()][..])
+        );
+        assert_eq!(
+            default.retrieve(&q).await.unwrap()[0].node.get_text(),
+            "the queen of hearts"
+        );
+        // Another tokenizer reads the text itself: the terms are not its own.
+        let plain = BM25Retriever::builder()
+            .similarity_top_k(1)
+            .tokenizer(Bm25Tokenizer::new().stemming(false))
+            .build(docs)
+            .unwrap();
+        let got = plain.retrieve(&carried).await.unwrap();
+        assert_eq!(got[0].node.get_text(), "the queen of hearts");
     }
 }

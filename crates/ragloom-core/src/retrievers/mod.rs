@@ -12,7 +12,7 @@ pub use auto_merging::AutoMergingRetriever;
 pub use bm25::{BM25Retriever, BM25RetrieverBuilder};
 pub use fusion::{FusionMode, FusionResults, QueryFusionRetriever, QueryFusionRetrieverBuilder};
 pub use router::RouterRetriever;
-pub use tokenize::{Bm25Tokenizer, TermBatch};
+pub use tokenize::{Bm25Tokenizer, TermBatch, keyword_query};
 pub use tool::RetrieverTool;
 
 use crate::error::Result;

@@ -1,9 +1,11 @@
 //! The text-to-terms step of keyword retrieval, as LlamaIndex's BM25 retriever
 //! (bm25s) does it: lowercase, `\b\w\w+\b` words, English stopwords, Snowball stemming.
 
+use crate::schema::QueryBundle;
 use regex::Regex;
 use rust_stemmers::{Algorithm, Stemmer};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
@@ -64,6 +66,13 @@ impl Default for Bm25Tokenizer {
     }
 }
 
+/// A bundle for `question` carrying its terms as the default keyword
+/// tokenizer reads them, so a question retrieved by keywords and then shown
+/// with excerpts is tokenized once.
+pub fn keyword_query(question: &str) -> QueryBundle {
+    QueryBundle::new(question).with_keyword_terms(Bm25Tokenizer::new().tokenize(question))
+}
+
 impl Bm25Tokenizer {
     /// LlamaIndex's defaults: lowercase, English stopwords, English stemming.
     pub fn new() -> Self {
@@ -73,6 +82,27 @@ impl Bm25Tokenizer {
             stopwords: Arc::clone(&DEFAULT_STOPWORDS),
             longest_stopword: longest(&DEFAULT_STOPWORDS),
             stemmer: Some(Arc::clone(&ENGLISH_STEMMER)),
+        }
+    }
+
+    /// Whether this is the default tokenizer ([`Bm25Tokenizer::new`]), whose
+    /// terms a [`QueryBundle`] may already carry.
+    pub fn is_default(&self) -> bool {
+        self.lowercase
+            && Arc::ptr_eq(&self.pattern, &DEFAULT_PATTERN)
+            && Arc::ptr_eq(&self.stopwords, &DEFAULT_STOPWORDS)
+            && self
+                .stemmer
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, &ENGLISH_STEMMER))
+    }
+
+    /// The terms of `query`: those it carries when they are this
+    /// tokenizer's (the default one's), else its text tokenized.
+    pub fn query_terms<'q>(&self, query: &'q QueryBundle) -> Cow<'q, [String]> {
+        match &query.keyword_terms {
+            Some(terms) if self.is_default() => Cow::Borrowed(terms),
+            _ => Cow::Owned(self.tokenize(&query.query_str)),
         }
     }
 

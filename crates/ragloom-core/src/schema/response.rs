@@ -47,6 +47,11 @@ pub struct QueryBundle {
     pub custom_embedding_strs: Option<Vec<String>>,
     /// The query embedding, if already computed.
     pub embedding: Option<Vec<f32>>,
+    /// The query's keyword terms as the default keyword tokenizer reads
+    /// them (`Bm25Tokenizer::new`), once tokenized: keyword retrievers with
+    /// that tokenizer and the passages' excerpts read them instead of
+    /// tokenizing the query again.
+    pub keyword_terms: Option<Vec<String>>,
 }
 
 impl QueryBundle {
@@ -56,6 +61,13 @@ impl QueryBundle {
             query_str: query.into(),
             ..Default::default()
         }
+    }
+
+    /// The bundle with its keyword terms already tokenized (see
+    /// [`QueryBundle::keyword_terms`]).
+    pub fn with_keyword_terms(mut self, terms: Vec<String>) -> Self {
+        self.keyword_terms = Some(terms);
+        self
     }
 
     /// The strings to embed: the custom ones, or the query itself.

@@ -70,7 +70,10 @@ impl SqliteBm25Retriever {
 
     /// The best nodes for `query`, best first, with their BM25 scores.
     pub fn retrieve_str(&self, query: &str) -> Result<Vec<NodeWithScore>> {
-        let tokens = self.tokenizer.tokenize(query);
+        self.retrieve_terms(&self.tokenizer.tokenize(query))
+    }
+
+    fn retrieve_terms(&self, tokens: &[String]) -> Result<Vec<NodeWithScore>> {
         let collection = format!("{DEFAULT_NAMESPACE}{DEFAULT_COLLECTION_DATA_SUFFIX}");
         let db = &self.db;
         db.read(&Scope::Committed, |conn| {
@@ -78,7 +81,7 @@ impl SqliteBm25Retriever {
                 Some(_) => usize::MAX,
                 None => self.similarity_top_k,
             };
-            let hits = keyword::search(&db.path, conn, &tokens, self.params, k)?;
+            let hits = keyword::search(&db.path, conn, tokens, self.params, k)?;
             // The nodes are read in the same snapshot as the postings, through
             // the docstore's own table, so a hit is never a node since deleted.
             let mut table = Table { conn, db };
@@ -110,6 +113,6 @@ impl SqliteBm25Retriever {
 impl Retriever for SqliteBm25Retriever {
     async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
         let _span = tracing::info_span!("retrieve", retriever = "sqlite_bm25").entered();
-        self.retrieve_str(&query.query_str)
+        self.retrieve_terms(&self.tokenizer.query_terms(query))
     }
 }

@@ -119,6 +119,7 @@ impl QueryTransform for HyDEQueryTransform {
                 query_str: query.query_str.clone(),
                 custom_embedding_strs: Some(embedding_strs),
                 embedding: None,
+                keyword_terms: query.keyword_terms.clone(),
             })
         }
         .instrument(span)
