@@ -27,6 +27,9 @@ pub struct CliError {
     pub message: String,
     pub hint: Option<String>,
     pub code: i32,
+    /// The library's error this one reports, when it came from one: kept so
+    /// a caller that is not a terminal (the server) keeps the cause.
+    pub source: Option<ragloom::Error>,
 }
 
 impl CliError {
@@ -35,6 +38,7 @@ impl CliError {
             message: message.into(),
             hint: Some(hint.into()).filter(|h: &String| !h.is_empty()),
             code,
+            source: None,
         }
     }
 
@@ -69,6 +73,15 @@ impl From<ragloom::Error> for CliError {
         if let ragloom::Error::Index(e) = e {
             return Self::from(e);
         }
+        let mut error = Self::classify(&e, message);
+        error.source = Some(e);
+        error
+    }
+}
+
+impl CliError {
+    /// The exit code and hint for a library error.
+    fn classify(e: &ragloom::Error, message: String) -> Self {
         match e {
             ragloom::Error::Provider { .. } => Self::new(
                 exit::PROVIDER,
@@ -78,9 +91,7 @@ impl From<ragloom::Error> for CliError {
             ragloom::Error::FeatureMissing { feature, .. } => {
                 Self::config(message, build_with(feature))
             }
-            ragloom::Error::InvalidInput(_) => {
-                Self::new(exit::CONFIG, message, "see `ragloom --help`")
-            }
+            e if e.is_invalid_input() => Self::new(exit::CONFIG, message, "see `ragloom --help`"),
             _ => Self::new(
                 exit::FAILURE,
                 message,

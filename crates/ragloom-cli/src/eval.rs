@@ -29,7 +29,9 @@ pub struct EvalPlan {
 /// A library refusal of the flags' values is bad usage here.
 fn usage<T>(result: Result<T>, hint: &str) -> Result<T, CliError> {
     result.map_err(|e| match e {
-        ragloom::Error::InvalidInput(message) => CliError::new(exit::USAGE, message, hint),
+        e if e.is_invalid_input() => {
+            CliError::new(exit::USAGE, e.input_problem().unwrap_or_default(), hint)
+        }
         e => e.into(),
     })
 }

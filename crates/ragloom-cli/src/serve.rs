@@ -53,10 +53,11 @@ fn serve_error(e: CliError) -> ServeError {
         Some(h) => format!("{} ({h})", e.message),
         None => e.message.clone(),
     };
-    if e.code == exit::NO_INPUT {
-        ServeError::NotFound(text)
-    } else {
-        ServeError::Ragloom(ragloom::Error::Other(text))
+    match e.source {
+        _ if e.code == exit::NO_INPUT => ServeError::NotFound(text),
+        // The library's error itself, cause and kind kept.
+        Some(source) => ServeError::Ragloom(source),
+        None => ServeError::Ragloom(ragloom::Error::Other(text)),
     }
 }
 

@@ -57,8 +57,8 @@ pub fn resolve_source(arg: &str) -> Result<Source, CliError> {
             m,
             "give a folder, a file, or a glob such as \"docs/**/*.md\"",
         ),
-        ragloom::Error::InvalidInput(m) => CliError::no_input(
-            m,
+        e if e.is_invalid_input() => CliError::no_input(
+            e.input_problem().unwrap_or_default(),
             "quote the glob so the shell does not expand it: --files \"docs/**/*.md\"",
         ),
         other => other.into(),

@@ -250,7 +250,7 @@ impl IndexStruct {
                 data: data.clone(),
             }),
         };
-        parsed.map_err(|e| Error::InvalidInput(format!("index struct of type `{type_name}`: {e}")))
+        parsed.map_err(|e| Error::invalid(format!("index struct of type `{type_name}`"), e))
     }
 }
 

@@ -37,6 +37,17 @@ pub enum Error {
     /// A value given by the caller is not acceptable.
     #[error("invalid input: {0}")]
     InvalidInput(String),
+    /// A value given by the caller is not acceptable, and the parser or
+    /// check that refused it says why: its error is kept as the source.
+    /// [`Error::is_invalid_input`] covers this and [`Error::InvalidInput`].
+    #[error("invalid input: {what}: {source}")]
+    Invalid {
+        /// What was invalid (the setting, field or value, named).
+        what: String,
+        /// Why: the refusing parser's or check's own error.
+        #[source]
+        source: BoxError,
+    },
     /// A node, document, index or other object was looked up and is absent.
     #[error("not found: {0}")]
     NotFound(String),
@@ -93,6 +104,17 @@ pub enum Error {
     /// damaged store, a conflicting commit); see [`IndexError`].
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// An operation failed because of an error beneath it (a task that
+    /// panicked, a thread that did not start, a file that could not be
+    /// loaded), kept as the source.
+    #[error("{what}: {source}")]
+    Failed {
+        /// What was being done.
+        what: String,
+        /// The error beneath.
+        #[source]
+        source: BoxError,
+    },
     /// Anything else.
     #[error("{0}")]
     Other(String),
@@ -113,6 +135,39 @@ impl Error {
         Error::CorruptFile {
             path: path.into(),
             message: message.to_string(),
+        }
+    }
+
+    /// An [`Error::Invalid`]: `what` was refused by `source`.
+    pub fn invalid(what: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Error::Invalid {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    /// An [`Error::Failed`]: `what` failed because of `source`.
+    pub fn failed(what: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Error::Failed {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+
+    /// Whether the caller gave something unacceptable ([`Error::InvalidInput`]
+    /// or [`Error::Invalid`]): what a command line reports as a usage error
+    /// and a server as a bad request.
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(self, Error::InvalidInput(_) | Error::Invalid { .. })
+    }
+
+    /// What the caller gave that is unacceptable, and why, without the
+    /// `invalid input:` prefix; `None` for other errors.
+    pub fn input_problem(&self) -> Option<String> {
+        match self {
+            Error::InvalidInput(m) => Some(m.clone()),
+            Error::Invalid { what, source } => Some(format!("{what}: {source}")),
+            _ => None,
         }
     }
 
@@ -253,3 +308,35 @@ impl FolderProblem {
 
 /// `Result` with [`Error`] as the default error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn invalid_and_failed_keep_their_cause_and_read_as_before() {
+        let cause = std::io::Error::other("the disk said no");
+        let err = Error::invalid("setting `x`", cause);
+        assert_eq!(
+            err.to_string(),
+            "invalid input: setting `x`: the disk said no"
+        );
+        assert!(err.is_invalid_input());
+        assert_eq!(
+            err.input_problem().unwrap(),
+            "setting `x`: the disk said no"
+        );
+        let source = err.source().unwrap();
+        assert_eq!(source.to_string(), "the disk said no");
+        assert!(source.downcast_ref::<std::io::Error>().is_some());
+
+        let err = Error::failed("writing a batch", std::io::Error::other("gone"));
+        assert_eq!(err.to_string(), "writing a batch: gone");
+        assert!(!err.is_invalid_input());
+        assert!(err.source().is_some());
+        assert!(Error::InvalidInput("plain".into()).is_invalid_input());
+        assert_eq!(Error::Other("x".into()).input_problem(), None);
+    }
+}

@@ -213,7 +213,7 @@ impl BatchEvalRunner {
 /// Whether trying again could help: provider failures and unreadable
 /// replies can; a missing input cannot.
 fn retryable(e: &Error) -> bool {
-    !matches!(e, Error::InvalidInput(_) | Error::Unsupported(_))
+    !(e.is_invalid_input() || matches!(e, Error::Unsupported(_)))
 }
 
 #[cfg(test)]

@@ -169,7 +169,7 @@ impl From<ServeError> for ApiError {
 impl From<ragloom::Error> for ApiError {
     fn from(e: ragloom::Error) -> Self {
         match e {
-            ragloom::Error::InvalidInput(m) => Self::bad_request(m),
+            e if e.is_invalid_input() => Self::bad_request(e.input_problem().unwrap_or_default()),
             ragloom::Error::NotFound(m) => Self::not_found("not_found", m),
             other => {
                 tracing::error!(error = %other, "request failed");

@@ -179,11 +179,11 @@ impl Server {
         let running = McpServer::new(self.state.clone())
             .serve(rmcp::transport::stdio())
             .await
-            .map_err(|e| ragloom::Error::Other(format!("MCP over stdio did not start: {e}")))?;
+            .map_err(|e| ragloom::Error::failed("MCP over stdio did not start", e))?;
         running
             .waiting()
             .await
-            .map_err(|e| ragloom::Error::Other(format!("MCP over stdio stopped: {e}")))?;
+            .map_err(|e| ragloom::Error::failed("MCP over stdio stopped", e))?;
         Ok(())
     }
 }

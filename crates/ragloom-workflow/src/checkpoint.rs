@@ -122,7 +122,7 @@ impl<B: KvBackend> Checkpointer for KvCheckpointer<B> {
         value
             .map(|v| {
                 parse_checkpoint(serde_json::Value::Object(v))
-                    .map_err(|e| Error::InvalidInput(format!("run `{run_id}`: {e}")))
+                    .map_err(|e| Error::invalid(format!("run `{run_id}`"), e))
             })
             .transpose()
     }

@@ -304,7 +304,7 @@ impl Store<'_> {
             None => Ok(None),
             Some(v) => serde_json::from_value(v.clone())
                 .map(Some)
-                .map_err(|e| Error::InvalidInput(format!("store key `{key}`: {e}"))),
+                .map_err(|e| Error::invalid(format!("store key `{key}`"), e)),
         }
     }
 

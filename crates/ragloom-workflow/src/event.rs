@@ -215,7 +215,7 @@ impl EventRegistry {
             ))
         })?;
         ty.decode(json.get("value").cloned().unwrap_or(Value::Null))
-            .map_err(|e| Error::InvalidInput(format!("stored event `{name}`: {e}")))
+            .map_err(|e| Error::invalid(format!("stored event `{name}`"), e))
     }
 }
 
@@ -244,7 +244,7 @@ impl StartEvent {
             .get(key)
             .ok_or_else(|| Error::InvalidInput(format!("the start event has no field `{key}`")))?;
         serde_json::from_value(v.clone())
-            .map_err(|e| Error::InvalidInput(format!("start event field `{key}`: {e}")))
+            .map_err(|e| Error::invalid(format!("start event field `{key}`"), e))
     }
 }
 impl Event for StartEvent {}

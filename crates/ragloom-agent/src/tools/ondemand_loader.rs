@@ -114,7 +114,7 @@ impl FnLoader {
             let loader_name = loader_name.clone();
             async move {
                 let args: A = serde_json::from_value(Value::Object(args)).map_err(|e| {
-                    Error::InvalidInput(format!("invalid load arguments for `{loader_name}`: {e}"))
+                    Error::invalid(format!("invalid load arguments for `{loader_name}`"), e)
                 })?;
                 load(args).await
             }

@@ -116,7 +116,7 @@ impl IndexDir {
         on_wait();
         tokio::task::spawn_blocking(move || fs4::FileExt::lock(&file).map(|()| file))
             .await
-            .map_err(|e| Error::Other(format!("waiting for the writer lock: {e}")))?
+            .map_err(|e| Error::failed("waiting for the writer lock", e))?
             .map_err(|e| Error::io("locking", &path, e))
     }
 }

@@ -99,7 +99,7 @@ impl Source {
         let glob = GlobBuilder::new(pattern)
             .literal_separator(true)
             .build()
-            .map_err(|e| Error::InvalidInput(format!("bad glob {pattern}: {e}")))?
+            .map_err(|e| Error::invalid(format!("bad glob {pattern}"), e))?
             .compile_matcher();
         let mut files = Vec::new();
         for entry in walkdir::WalkDir::new(&self.base)
@@ -192,6 +192,6 @@ mod tests {
         let err = Source::resolve(root.join("missing").to_str().unwrap()).unwrap_err();
         assert!(matches!(err, Error::NotFound(_)), "{err}");
         let err = Source::resolve(&format!("{}/a/*/../x", root.display())).unwrap_err();
-        assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+        assert!(err.is_invalid_input(), "{err}");
     }
 }

@@ -60,7 +60,7 @@ impl Staged {
         });
         async move {
             task.await
-                .map_err(|e| Error::Other(format!("writing a batch of nodes failed: {e}")))?
+                .map_err(|e| Error::failed("writing a batch of nodes failed", e))?
         }
     }
 }
@@ -179,7 +179,7 @@ impl Writer {
                 let sink = self.sink.clone();
                 tokio::task::spawn_blocking(move || sink.prepare(nodes))
                     .await
-                    .map_err(|e| Error::Other(format!("preparing a batch of nodes failed: {e}")))
+                    .map_err(|e| Error::failed("preparing a batch of nodes failed", e))
                     .and_then(|p| p)
             }
             Err(e) => Err(e),

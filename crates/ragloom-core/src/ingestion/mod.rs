@@ -53,9 +53,8 @@ pub async fn run_transformations_parallel(
             run_transformations(vec![doc], &transformations).await
         });
         async move {
-            task.await.map_err(|e| {
-                crate::error::Error::Other(format!("a transformation task failed: {e}"))
-            })?
+            task.await
+                .map_err(|e| crate::error::Error::failed("a transformation task failed", e))?
         }
     });
     // Documents here range from a page to a book: a worker goes on to the

@@ -438,7 +438,7 @@ impl IngestionPipeline {
         })
         .await;
         for joined in results {
-            out.push(joined.map_err(|e| Error::Other(format!("ingestion worker failed: {e}")))??);
+            out.push(joined.map_err(|e| Error::failed("ingestion worker failed", e))??);
         }
         Ok(out)
     }

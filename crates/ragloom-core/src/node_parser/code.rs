@@ -6,7 +6,7 @@
 //! nodes that fit into `max_chars` characters. Chunks therefore respect the
 //! same limit and the same boundaries in spirit, not byte for byte.
 
-use super::node_utils::{build_nodes_from_splits, postprocess_parsed_nodes};
+use super::node_utils::{build_nodes_from_splits, postprocess_parsed_nodes, with_node_id};
 use super::options::{NodeParserOptions, node_parser_options_setters};
 use super::sentence::id_func_json;
 use super::{NodeParser, TextSplitter};
@@ -105,7 +105,7 @@ impl TextSplitter for CodeSplitter {
                 text_splitter::CodeSplitter::new(tree_sitter_python::LANGUAGE, self.max_chars)
             }
         }
-        .map_err(|e| Error::Other(format!("CodeSplitter ({}): {e}", self.language.name())))?;
+        .map_err(|e| Error::failed(format!("CodeSplitter ({})", self.language.name()), e))?;
         Ok(splitter.chunks(text).map(str::to_string).collect())
     }
 
@@ -119,10 +119,9 @@ impl NodeParser for CodeSplitter {
     fn get_nodes_from_documents(&self, documents: &[Node]) -> Result<Vec<Node>> {
         let mut all = Vec::new();
         for doc in documents {
-            let splits = self.split_text(&doc.text).map_err(|e| match e {
-                Error::InvalidInput(m) => Error::InvalidInput(format!("node {}: {m}", doc.id_)),
-                other => other,
-            })?;
+            let splits = self
+                .split_text(&doc.text)
+                .map_err(|e| with_node_id(e, &doc.id_))?;
             all.extend(build_nodes_from_splits(
                 splits,
                 doc,

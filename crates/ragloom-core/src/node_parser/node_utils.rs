@@ -281,9 +281,13 @@ pub fn parse_nodes_metadata_aware(
     Ok(all)
 }
 
-fn with_node_id(err: Error, id: &str) -> Error {
+pub(super) fn with_node_id(err: Error, id: &str) -> Error {
     match err {
         Error::InvalidInput(msg) => Error::InvalidInput(format!("node {id}: {msg}")),
+        Error::Invalid { what, source } => Error::Invalid {
+            what: format!("node {id}: {what}"),
+            source,
+        },
         other => other,
     }
 }

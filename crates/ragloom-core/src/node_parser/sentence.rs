@@ -232,7 +232,7 @@ impl SentenceSplitter {
             Some(re) if re.as_str() == pattern => Ok(ClauseRegex::Custom(re.clone())),
             _ => Regex::new(pattern)
                 .map(ClauseRegex::Custom)
-                .map_err(|e| Error::InvalidInput(format!("secondary_chunking_regex: {e}"))),
+                .map_err(|e| Error::invalid("secondary_chunking_regex", e)),
         }
     }
 

@@ -36,11 +36,12 @@ impl ExcludeGlob {
             full
         };
         let body = translate(&full)
-            .map_err(|why| Error::InvalidInput(format!("exclude pattern {pattern:?}: {why}")))?;
+            .map_err(|why| Error::invalid(format!("exclude pattern {pattern:?}"), why))?;
         let regex = Regex::new(&format!(r"^(?s:{body})\z")).map_err(|e| {
-            Error::InvalidInput(format!(
-                "exclude pattern {pattern:?} is not a valid glob: {e}"
-            ))
+            Error::invalid(
+                format!("exclude pattern {pattern:?} is not a valid glob"),
+                e,
+            )
         })?;
         Ok(Self {
             regex,

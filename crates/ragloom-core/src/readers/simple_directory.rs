@@ -436,7 +436,7 @@ impl SimpleDirectoryReader {
         // Dropping the load (e.g. after a `raise_on_error` failure) stops the task too.
         spawn_stoppable(async move { self.load_one(&task_path).await })
             .await
-            .map_err(|e| Error::Other(format!("loading {} failed: {e}", path.display())))?
+            .map_err(|e| Error::failed(format!("loading {} failed", path.display()), e))?
     }
 
     /// One file to documents, metadata exclusions not yet applied.

@@ -226,6 +226,10 @@ impl ResponseSynthesizerBuilder {
             if let Some(t) = template {
                 t.require_vars(vars).map_err(|e| match e {
                     Error::InvalidInput(why) => Error::InvalidInput(format!("{name}: {why}")),
+                    Error::Invalid { what, source } => Error::Invalid {
+                        what: format!("{name}: {what}"),
+                        source,
+                    },
                     other => other,
                 })?;
             }

@@ -109,10 +109,10 @@ impl Bm25Tokenizer {
     /// Uses `pattern` (a regex whose matches are the tokens) instead of
     /// `\b\w\w+\b`; an invalid pattern is an error naming it.
     pub fn token_pattern(mut self, pattern: &str) -> crate::Result<Self> {
-        self.pattern =
-            Arc::new(Regex::new(pattern).map_err(|e| {
-                crate::Error::InvalidInput(format!("token_pattern `{pattern}`: {e}"))
-            })?);
+        self.pattern = Arc::new(
+            Regex::new(pattern)
+                .map_err(|e| crate::Error::invalid(format!("token_pattern `{pattern}`"), e))?,
+        );
         Ok(self)
     }
 

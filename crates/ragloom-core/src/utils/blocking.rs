@@ -12,7 +12,7 @@ pub async fn run_blocking<R: Send + 'static>(
         Ok(handle) => handle
             .spawn_blocking(f)
             .await
-            .map_err(|e| Error::Other(format!("blocking task failed: {e}")))?,
+            .map_err(|e| Error::failed("blocking task failed", e))?,
         Err(_) => f(),
     }
 }

@@ -21,10 +21,8 @@ pub fn write_python_json<T: Serialize + ?Sized>(w: &mut dyn Write, value: &T) ->
 pub fn to_python_json_string_unescaped<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, PythonFormatter::unescaped());
-    value
-        .serialize(&mut ser)
-        .map_err(|e| Error::Other(e.to_string()))?;
-    String::from_utf8(out).map_err(|e| Error::Other(e.to_string()))
+    value.serialize(&mut ser)?;
+    String::from_utf8(out).map_err(|e| Error::failed("the JSON written is not UTF-8", e))
 }
 
 /// A JSON value as Python's `json.dumps(value, ensure_ascii=False)` writes
@@ -37,9 +35,9 @@ pub fn json_dumps(value: &Value) -> String {
 /// `value` as Python's `json.dumps(value)` writes it (see [`write_python_json`]).
 pub fn to_python_json_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     let mut out = Vec::new();
-    write_python_json(&mut out, value).map_err(|e| Error::Other(e.to_string()))?;
+    write_python_json(&mut out, value).map_err(|e| Error::failed("writing JSON", e))?;
     // Every byte written is ASCII: non-ASCII characters are escaped.
-    String::from_utf8(out).map_err(|e| Error::Other(e.to_string()))
+    String::from_utf8(out).map_err(|e| Error::failed("the JSON written is not UTF-8", e))
 }
 
 /// A `serde_json` formatter producing Python `json.dumps` output; the

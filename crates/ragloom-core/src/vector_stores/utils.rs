@@ -157,7 +157,7 @@ pub fn metadata_dict_to_node(metadata: &Metadata, text: Option<&str>) -> Result<
         }
     };
     let mut dict: serde_json::Map<String, Value> = serde_json::from_str(content)
-        .map_err(|e| Error::InvalidInput(format!("`_node_content` is not a JSON object: {e}")))?;
+        .map_err(|e| Error::invalid("`_node_content` is not a JSON object", e))?;
     let is_index = metadata.get(NODE_TYPE_KEY).and_then(Value::as_str) == Some("IndexNode");
     if is_index {
         if !dict.get("index_id").is_some_and(Value::is_string) {
@@ -183,7 +183,7 @@ pub fn metadata_dict_to_node(metadata: &Metadata, text: Option<&str>) -> Result<
         dict.insert("class_name".into(), Value::String("TextNode".into()));
     }
     let mut node = Node::from_llama_dict(&dict, None)
-        .map_err(|e| Error::InvalidInput(format!("`_node_content` is not a node: {e}")))?;
+        .map_err(|e| Error::invalid("`_node_content` is not a node", e))?;
     if let Some(text) = text {
         node.text = text.to_string();
     }

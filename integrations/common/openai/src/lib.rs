@@ -315,9 +315,8 @@ impl OpenAIClient {
             .unwrap_or_else(|| DEFAULT_OPENAI_API_BASE.to_owned());
         // async-openai appends "/chat/completions" etc. to the base verbatim.
         let api_base = api_base.trim().trim_end_matches('/').to_owned();
-        reqwest::Url::parse(&api_base).map_err(|e| {
-            Error::InvalidInput(format!("api_base `{api_base}` is not a valid URL: {e}"))
-        })?;
+        reqwest::Url::parse(&api_base)
+            .map_err(|e| Error::invalid(format!("api_base `{api_base}` is not a valid URL"), e))?;
         if settings.timeout.is_zero() {
             return Err(Error::InvalidInput(
                 "timeout must be greater than zero".to_owned(),
@@ -351,7 +350,7 @@ impl OpenAIClient {
             header_value(&format!("default header `{name}`"), value)?;
             config = config
                 .with_header(header, value.as_str())
-                .map_err(|e| Error::InvalidInput(format!("default header `{name}`: {e}")))?;
+                .map_err(|e| Error::invalid(format!("default header `{name}`"), e))?;
         }
 
         let http = reqwest::Client::builder()

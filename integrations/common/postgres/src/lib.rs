@@ -22,7 +22,7 @@ pub const PROVIDER: &str = "postgres";
 /// repeats the URL, which may hold a password.
 pub fn connect_options(url: &str) -> Result<PgConnectOptions> {
     PgConnectOptions::from_str(&without_driver(url))
-        .map_err(|e| Error::InvalidInput(format!("invalid PostgreSQL connection URL: {e}")))
+        .map_err(|e| Error::invalid("invalid PostgreSQL connection URL", e))
 }
 
 /// Python's drivers name themselves in the scheme (`postgresql+psycopg2://`,

@@ -158,7 +158,7 @@ impl PgSession {
                     let _ = conn.close().await;
                 });
             })
-            .map_err(|e| Error::Other(format!("starting a PostgreSQL session: {e}")))?;
+            .map_err(|e| Error::failed("starting a PostgreSQL session", e))?;
         started
             .await
             .map_err(|_| Error::Other("the PostgreSQL session stopped while starting".into()))??;

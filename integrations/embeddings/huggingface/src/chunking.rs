@@ -45,7 +45,7 @@ impl ModelTokenizer {
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(None)
-            .map_err(|e| Error::InvalidInput(format!("tokenizer.json: {e}")))?;
+            .map_err(|e| Error::invalid("tokenizer.json", e))?;
         let special_tokens = tokenizer
             .encode("", true)
             .map(|e| e.get_ids().len())

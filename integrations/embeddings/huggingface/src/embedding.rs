@@ -214,7 +214,7 @@ impl HuggingFaceEmbeddingBuilder {
                 stride: 0,
                 direction: TruncationDirection::Right,
             }))
-            .map_err(|e| Error::InvalidInput(format!("max_length {max_length}: {e}")))?;
+            .map_err(|e| Error::invalid(format!("max_length {max_length}"), e))?;
 
         let weights_path = self.folder.join("model.safetensors");
         let weights =

@@ -118,7 +118,7 @@ impl CrossEncoder {
                 stride: 0,
                 direction: TruncationDirection::Right,
             }))
-            .map_err(|e| Error::InvalidInput(format!("max_length {max_length}: {e}")))?;
+            .map_err(|e| Error::invalid(format!("max_length {max_length}"), e))?;
 
         let weights_path = folder.join("model.safetensors");
         let weights =

@@ -28,7 +28,7 @@ where
     }
     tokio::task::spawn_blocking(guarded)
         .await
-        .map_err(|e| Error::Other(format!("reading {} failed: {e}", path.display())))?
+        .map_err(|e| Error::failed(format!("reading {} failed", path.display()), e))?
 }
 
 fn panic_message(payload: &(dyn Any + Send)) -> String {

@@ -20,7 +20,7 @@ impl SqliteStore {
         let db = Arc::clone(&self.db);
         tokio::task::spawn_blocking(move || db.begin_on_writer())
             .await
-            .map_err(|e| Error::Other(format!("starting a transaction: {e}")))??;
+            .map_err(|e| Error::failed("starting a transaction", e))??;
         self.db.in_tx.store(true, Ordering::SeqCst);
         let state = Arc::new(TxState {
             ended: AtomicBool::new(false),

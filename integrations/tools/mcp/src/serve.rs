@@ -118,11 +118,11 @@ impl WorkflowMcpServer {
         let running = self
             .serve(rmcp::transport::stdio())
             .await
-            .map_err(|e| Error::Other(format!("MCP over stdio did not start: {e}")))?;
+            .map_err(|e| Error::failed("MCP over stdio did not start", e))?;
         running
             .waiting()
             .await
-            .map_err(|e| Error::Other(format!("the MCP server stopped: {e}")))?;
+            .map_err(|e| Error::failed("the MCP server stopped", e))?;
         Ok(())
     }
 

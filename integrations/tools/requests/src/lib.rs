@@ -78,7 +78,7 @@ impl RequestsToolSpec {
     /// origin is allowed; a malformed URL is an error naming it.
     pub fn new(base_url: &str) -> Result<Self> {
         let mut base_url = Url::parse(base_url)
-            .map_err(|e| Error::InvalidInput(format!("base url `{base_url}`: {e}")))?;
+            .map_err(|e| Error::invalid(format!("base url `{base_url}`"), e))?;
         if !base_url.path().ends_with('/') {
             // Without the slash, joining `items` would replace the last segment.
             let path = format!("{}/", base_url.path());
@@ -126,7 +126,7 @@ impl RequestsToolSpec {
     /// Also allows absolute URLs on `origin` (e.g. `https://api.example.com`).
     pub fn allow_origin(mut self, origin: &str) -> Result<Self> {
         let url = Url::parse(origin)
-            .map_err(|e| Error::InvalidInput(format!("allowed origin `{origin}`: {e}")))?;
+            .map_err(|e| Error::invalid(format!("allowed origin `{origin}`"), e))?;
         self.allowed.push(origin_of(&url));
         Ok(self)
     }
@@ -184,8 +184,8 @@ impl RequestsToolSpec {
             Err(url::ParseError::RelativeUrlWithoutBase) => self
                 .base_url
                 .join(url.trim_start_matches('/'))
-                .map_err(|e| Error::InvalidInput(format!("url `{url}`: {e}")))?,
-            Err(e) => return Err(Error::InvalidInput(format!("url `{url}`: {e}"))),
+                .map_err(|e| Error::invalid(format!("url `{url}`"), e))?,
+            Err(e) => return Err(Error::invalid(format!("url `{url}`"), e)),
         };
         self.check(url, resolved)
     }
@@ -285,7 +285,7 @@ impl RequestsToolSpec {
                 hops += 1;
                 let next = target
                     .join(&location)
-                    .map_err(|e| Error::InvalidInput(format!("redirect to `{location}`: {e}")))?;
+                    .map_err(|e| Error::invalid(format!("redirect to `{location}`"), e))?;
                 target = self.check(&location, next)?;
                 // As browsers do: 303, and 301/302 after a POST, continue as a GET.
                 if status == reqwest::StatusCode::SEE_OTHER

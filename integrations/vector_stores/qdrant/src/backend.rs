@@ -951,7 +951,7 @@ pub(crate) mod embedded {
     fn edge_id(id: &str) -> Result<PointId> {
         Uuid::parse_str(id)
             .map(PointId::Uuid)
-            .map_err(|e| Error::InvalidInput(format!("point id `{id}` is not a UUID: {e}")))
+            .map_err(|e| Error::invalid(format!("point id `{id}` is not a UUID"), e))
     }
 
     fn hit(id: PointId, score: f32, payload: Option<qdrant_edge::Payload>) -> Hit {
@@ -971,7 +971,7 @@ pub(crate) mod embedded {
         }
         serde_json::from_value(filter_json(plan))
             .map(Some)
-            .map_err(|e| Error::InvalidInput(format!("filter rejected by Qdrant's engine: {e}")))
+            .map_err(|e| Error::invalid("filter rejected by Qdrant's engine", e))
     }
 
     fn filter_json(plan: &Plan) -> Value {

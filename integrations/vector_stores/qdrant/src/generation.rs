@@ -186,9 +186,9 @@ impl CommitMarkers {
             return Ok(None);
         };
         match hit.payload.get(MARKER_KEY).and_then(Value::as_str) {
-            Some(text) => serde_json::from_str(text).map(Some).map_err(|e| {
-                Error::InvalidInput(format!("the commit marker `{name}` is damaged: {e}"))
-            }),
+            Some(text) => serde_json::from_str(text)
+                .map(Some)
+                .map_err(|e| Error::invalid(format!("the commit marker `{name}` is damaged"), e)),
             None => Ok(None),
         }
     }
@@ -204,7 +204,7 @@ impl CommitMarkers {
             let text = hit.payload.get(MARKER_KEY).and_then(Value::as_str);
             if let (Some(name), Some(text)) = (name, text) {
                 let value = serde_json::from_str(text).map_err(|e| {
-                    Error::InvalidInput(format!("the commit marker `{name}` is damaged: {e}"))
+                    Error::invalid(format!("the commit marker `{name}` is damaged"), e)
                 })?;
                 out.push((name.to_string(), value));
             }

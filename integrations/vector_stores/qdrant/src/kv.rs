@@ -82,7 +82,7 @@ impl Bridge {
                     }
                 });
             })
-            .map_err(|e| Error::Other(format!("starting the Qdrant key-value thread: {e}")))?;
+            .map_err(|e| Error::failed("starting the Qdrant key-value thread", e))?;
         ready_rx
             .recv()
             .map_err(|_| Error::Other("the Qdrant key-value thread stopped".into()))??;

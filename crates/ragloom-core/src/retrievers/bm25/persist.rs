@@ -147,8 +147,7 @@ impl BM25Retriever {
             .map(|node| {
                 let mut entry = node_to_metadata_dict(node, false, false)?;
                 entry.insert("node_id".into(), Value::String(node.node_id().to_string()));
-                let mut line =
-                    serde_json::to_vec(&entry).map_err(|e| Error::Other(e.to_string()))?;
+                let mut line = serde_json::to_vec(&entry)?;
                 line.push(b'\n');
                 Ok(line)
             })
