@@ -23,7 +23,8 @@ impl Drop for CloseStream {
     }
 }
 
-/// A run in progress, from [`Workflow::start`] or [`Workflow::resume`].
+/// A run in progress, from [`Workflow::start`](crate::Workflow::start) or
+/// [`Workflow::resume`](crate::Workflow::resume).
 /// `.await` it for the result.
 #[derive(Debug)]
 pub struct WorkflowHandler {
