@@ -85,6 +85,11 @@ fn stores() -> Vec<Store> {
 /// Starts the Qdrant test server `cargo test --workspace` builds beside this
 /// test (or `RAGLOOM_TEST_QDRANT_SERVER`).
 fn start_qdrant() -> Option<(String, QdrantServer)> {
+    start_qdrant_in(None)
+}
+
+/// [`start_qdrant`], its collections in `dir` when given (kept after it stops).
+fn start_qdrant_in(dir: Option<&Path>) -> Option<(String, QdrantServer)> {
     use std::io::BufRead;
     let bin = std::env::var_os("RAGLOOM_TEST_QDRANT_SERVER")
         .map(PathBuf::from)
@@ -100,8 +105,12 @@ fn start_qdrant() -> Option<(String, QdrantServer)> {
         required("the Qdrant test server (cargo build -p ragloom-qdrant-test-server)");
         return None;
     };
+    let mut command = std::process::Command::new(bin);
+    if let Some(dir) = dir {
+        command.arg("--dir").arg(dir);
+    }
     let mut server = QdrantServer(
-        std::process::Command::new(bin)
+        command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .spawn()
@@ -579,5 +588,94 @@ fn an_index_written_by_the_earlier_command_line_opens_and_syncs_nothing() {
         "{report:?}"
     );
     assert_eq!(report.nodes_total, 3);
+    let _ = std::fs::remove_dir_all(at);
+}
+
+/// Opens an index the earlier command line wrote, answers from it without
+/// re-ingesting, then syncs its unchanged folder: nothing is read.
+fn opens_answers_and_syncs_nothing(url: StoreUrl, docs: &Path, root: &Path) {
+    let index = index_at(&url, root, docs);
+    let rt = runtime();
+    let live = rt.block_on(index.open()).unwrap();
+    assert_eq!(live.manifest().last_ingest.nodes_total, 3, "{url:?}");
+    let hits = rt
+        .block_on(
+            live.keyword_retriever(1, None)
+                .unwrap()
+                .retrieve(&"Who repainted the boat?".into()),
+        )
+        .unwrap();
+    assert!(
+        hits[0].node.get_text().contains("harbour mechanic"),
+        "{url:?}: {hits:?}"
+    );
+    let report = sync(&index);
+    assert_eq!(
+        (report.files, report.files_unchanged, report.documents),
+        (3, 3, 0),
+        "{url:?}: {report:?}"
+    );
+    assert_eq!(report.nodes_total, 3, "{url:?}");
+}
+
+/// Indexes the earlier command line wrote into PostgreSQL and Qdrant
+/// (`tests/data/durable-v1-servers`: a schema dump and the test server's
+/// data folder) open through the library and answer without re-ingesting.
+#[cfg(unix)]
+#[test]
+fn server_indexes_written_by_the_earlier_command_line_open_and_sync_nothing() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    // The source key is the folder's absolute path, as it was.
+    let at = Path::new("/tmp/ragloom-durable-fixture-servers");
+    let _ = std::fs::remove_dir_all(at);
+    copy_dir(&fixtures.join("durable-v1/docs"), &at.join("docs"));
+    let then = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
+    for e in std::fs::read_dir(at.join("docs")).unwrap() {
+        let f = std::fs::File::options()
+            .write(true)
+            .open(e.unwrap().path())
+            .unwrap();
+        f.set_modified(then).unwrap();
+    }
+    let servers = fixtures.join("durable-v1-servers");
+    match std::env::var("RAGLOOM_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => {
+            let restored = std::process::Command::new("psql")
+                .args([url.as_str(), "-q", "-v", "ON_ERROR_STOP=1"])
+                .args(["-c", "DROP SCHEMA IF EXISTS fixture_v1 CASCADE"])
+                .args(["-c", "CREATE EXTENSION IF NOT EXISTS vector"])
+                .arg("-f")
+                .arg(servers.join("postgres.sql"))
+                .status();
+            match restored {
+                Ok(status) => {
+                    assert!(status.success(), "psql could not restore the fixture");
+                    // The store as the command line was given it.
+                    let sep = if url.contains('?') { '&' } else { '?' };
+                    let url = StoreUrl::parse(&format!("{url}{sep}schema=fixture_v1")).unwrap();
+                    opens_answers_and_syncs_nothing(url, &at.join("docs"), &at.join("root-pg"));
+                }
+                Err(e) => {
+                    required(&format!("psql ({e})"));
+                }
+            }
+        }
+        _ => {
+            required("RAGLOOM_TEST_PG_URL (PostgreSQL)");
+        }
+    }
+    let unpacked = std::process::Command::new("tar")
+        .arg("xzf")
+        .arg(servers.join("qdrant.tar.gz"))
+        .arg("-C")
+        .arg(at)
+        .status()
+        .unwrap();
+    assert!(unpacked.success());
+    if let Some((url, _server)) = start_qdrant_in(Some(&at.join("qd"))) {
+        let host = url.trim_start_matches("http://");
+        let url = StoreUrl::parse(&format!("qdrant://{host}?prefix=fixture_v1_")).unwrap();
+        opens_answers_and_syncs_nothing(url, &at.join("docs"), &at.join("root-qd"));
+    }
     let _ = std::fs::remove_dir_all(at);
 }
