@@ -42,6 +42,8 @@
 //! # Ok::<(), ragloom_core::Error>(()) }).unwrap();
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod function_calling;
 mod index_ext;
 pub mod react;

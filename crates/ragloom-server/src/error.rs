@@ -26,7 +26,9 @@ pub enum ServeError {
 /// An error response: the status and OpenAI's error envelope.
 #[derive(Debug)]
 pub struct ApiError {
+    /// The HTTP status.
     pub status: StatusCode,
+    /// What the client reads: OpenAI's `{"error": {...}}`.
     pub body: ErrorBody,
     /// Seconds a client should wait before retrying (429).
     pub retry_after: Option<u64>,
@@ -55,6 +57,8 @@ pub struct ErrorDetail {
 }
 
 impl ApiError {
+    /// An error with `status`, OpenAI's error `kind` (`invalid_request_error`,
+    /// `server_error`, ...), a machine-readable `code` and the message.
     pub fn new(
         status: StatusCode,
         kind: &'static str,
@@ -81,6 +85,7 @@ impl ApiError {
         self
     }
 
+    /// 400: the request cannot be done as asked.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(
             StatusCode::BAD_REQUEST,
@@ -90,6 +95,7 @@ impl ApiError {
         )
     }
 
+    /// 401: no key, or a wrong one.
     pub fn unauthorized() -> Self {
         Self::new(
             StatusCode::UNAUTHORIZED,
@@ -99,10 +105,12 @@ impl ApiError {
         )
     }
 
+    /// 404, with its `code` (`index_not_found`, ...).
     pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found_error", code, message)
     }
 
+    /// 429 with `Retry-After`: every LLM slot is taken and the queue is full.
     pub fn busy(retry_after: u64) -> Self {
         let mut e = Self::new(
             StatusCode::TOO_MANY_REQUESTS,
@@ -126,6 +134,7 @@ impl ApiError {
         e
     }
 
+    /// 504: the request took longer than `secs`.
     pub fn timeout(secs: u64) -> Self {
         Self::new(
             StatusCode::GATEWAY_TIMEOUT,
@@ -135,6 +144,7 @@ impl ApiError {
         )
     }
 
+    /// 500: the server failed; `message` says what.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -32,6 +32,7 @@ pub trait RetrieverFactory: Send + Sync + fmt::Debug {
 pub struct IndexView {
     /// How it retrieves, as clients are told: `bm25`, `vector`, `hybrid`...
     pub retrieval: String,
+    /// Makes the retriever of each request (its `top_k` and filters).
     pub retrievers: Arc<dyn RetrieverFactory>,
     /// The LLM answers are generated with; `None`: answers are the passages.
     pub llm: Option<Arc<dyn Llm>>,

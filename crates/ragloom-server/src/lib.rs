@@ -16,6 +16,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod answer;
 mod auth;
 mod config;

@@ -33,6 +33,8 @@
 //! # Ok::<(), ragloom_core::Error>(()) }).unwrap();
 //! ```
 
+#![warn(missing_docs)]
+
 mod checkpoint;
 mod context;
 pub mod draw;

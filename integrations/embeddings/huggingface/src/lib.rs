@@ -7,6 +7,8 @@
 //! normalisation and maximum sequence length. With the `hub` feature,
 //! `HuggingFaceEmbeddingBuilder::from_hub` downloads such a folder by model name.
 
+#![warn(missing_docs)]
+
 mod chunking;
 mod embedding;
 mod encoder;

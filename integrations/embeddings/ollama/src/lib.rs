@@ -6,6 +6,8 @@
 //! `/api/embed` endpoint. The server address comes from
 //! `OLLAMA_HOST`, read with Ollama's own rules ([`OllamaHost`]).
 
+#![warn(missing_docs)]
+
 mod embedding;
 
 pub use embedding::{MAX_EMBED_BATCH_SIZE, OllamaEmbedding, OllamaEmbeddingBuilder};

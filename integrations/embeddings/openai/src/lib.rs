@@ -20,6 +20,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 use async_trait::async_trait;
 use ragloom_common_openai::{
     ApiKey, ClientSettings, DEFAULT_OPENAI_API_BASE, OpenAIClient, PROVIDER, RetryPolicy,

@@ -10,6 +10,8 @@
 //! user stop strings (which are cut from the answer), and generation stops
 //! when the stream is dropped.
 
+#![warn(missing_docs)]
+
 mod chat_template;
 mod gguf;
 mod gguf_check;

@@ -23,6 +23,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod convert;
 mod llm;
 mod stream;

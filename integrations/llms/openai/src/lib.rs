@@ -31,6 +31,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod base;
 pub mod models;
 mod openai;

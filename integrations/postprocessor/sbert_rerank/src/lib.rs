@@ -6,6 +6,8 @@
 //! pairs as sentence-transformers' `CrossEncoder.predict` does;
 //! [`SentenceTransformerRerank`] is the node postprocessor built on it.
 
+#![warn(missing_docs)]
+
 mod cross_encoder;
 mod rerank;
 

@@ -27,6 +27,8 @@
 //! under `catch_unwind`: a corrupt, encrypted or hostile file is an error
 //! naming that file, and a directory load carries on with the others.
 
+#![warn(missing_docs)]
+
 mod docx;
 mod epub;
 mod html;

@@ -28,6 +28,8 @@
 //! PostgreSQL advisory lock, so a second writer (in any process, on any
 //! machine) waits for the first; readers never wait.
 
+#![warn(missing_docs)]
+
 mod admin;
 mod durable;
 mod embedding_cache;

@@ -20,6 +20,8 @@
 //! [`SqliteOptions::busy_timeout`]. A write outside the open transaction, in
 //! the same process, is refused rather than left waiting.
 
+#![warn(missing_docs)]
+
 mod bm25;
 mod db;
 mod docstore;

@@ -22,6 +22,8 @@
 //! about. That is why the facade's `tools-code-interpreter` feature is not
 //! part of `full`.
 
+#![warn(missing_docs)]
+
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::tools::{Tool, ToolMetadata, ToolOutput, ToolSpec};

@@ -7,6 +7,8 @@
 //! `SELECT` (or `WITH ... SELECT`) that SQLite itself reports as read-only,
 //! so a model cannot change data even through a crafted query.
 
+#![warn(missing_docs)]
+
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::schema::{Document, py_repr};

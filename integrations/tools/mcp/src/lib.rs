@@ -20,6 +20,8 @@
 //! # let _ = answer; Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod client;
 mod serve;
 mod spec;

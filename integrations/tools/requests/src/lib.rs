@@ -10,6 +10,8 @@
 //! and internal addresses (loopback, private, link-local, CGNAT, ...) refused
 //! before any connection, unless allowed; bodies are read up to a byte cap.
 
+#![warn(missing_docs)]
+
 mod guard;
 
 pub use guard::{HostResolver, SystemResolver, is_internal};

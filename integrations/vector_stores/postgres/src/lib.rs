@@ -24,6 +24,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 mod filters;
 mod sql;
 mod store;

@@ -28,6 +28,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod admin;
 mod backend;
 mod durable;

@@ -16,11 +16,14 @@ use std::collections::BTreeMap;
 /// A sparse vector: ascending indices and their values.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SparseVector {
+    /// The term ids, ascending.
     pub indices: Vec<u32>,
+    /// Each term's weight, in the order of `indices`.
     pub values: Vec<f32>,
 }
 
 impl SparseVector {
+    /// Whether no term is set.
     pub fn is_empty(&self) -> bool {
         self.indices.is_empty()
     }
@@ -52,6 +55,7 @@ pub fn token_index(token: &str) -> u32 {
 }
 
 impl Bm25SparseEncoder {
+    /// An encoder with the default BM25 tokenizer.
     pub fn new() -> Self {
         Self::default()
     }

@@ -582,6 +582,7 @@ impl QdrantVectorStore {
 /// Payload keys of a generation-tagged point: the generation that wrote it,
 /// and the one that deleted it.
 pub const GEN_KEY: &str = "_ragloom_generation";
+/// See [`GEN_KEY`].
 pub const DEL_KEY: &str = "_ragloom_deleted";
 
 impl QdrantVectorStore {

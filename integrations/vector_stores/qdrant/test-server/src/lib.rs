@@ -1,6 +1,8 @@
 //! A Qdrant gRPC server for tests: qdrant-client's `Collections` and `Points`
 //! services on 127.0.0.1, backed by Qdrant's engine (qdrant-edge), one shard per collection.
 
+#![warn(missing_docs)]
+
 // The conversions are written from Qdrant's protocol definitions
 // (`collections.proto`, `points.proto`, `json_with_int.proto`), with no code
 // shared with a store that uses this server, so the client's real wire format
@@ -32,6 +34,7 @@ use tonic::Status;
 pub struct TestServer {
     /// `http://127.0.0.1:<port>`.
     pub url: String,
+    /// What the server holds, for tests that look inside (upsert sizes, indexes).
     pub state: Arc<State>,
     _dir: Option<tempfile::TempDir>,
     task: tokio::task::JoinHandle<()>,
