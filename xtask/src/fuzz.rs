@@ -14,7 +14,7 @@ struct Outcome {
     crashed: bool,
 }
 
-pub fn run(root: &Path, args: &[String]) -> Result {
+pub(crate) fn run(root: &Path, args: &[String]) -> Result {
     let mut runs: u64 = 1_000_000;
     let mut seconds: u64 = 900;
     let mut chosen = Vec::new();

@@ -6,11 +6,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Layers, lowest first, each with a name and its top-level modules.
-pub type Layers = &'static [(&'static str, &'static [&'static str])];
+pub(crate) type Layers = &'static [(&'static str, &'static [&'static str])];
 
 /// The layers of ragloom-core, lowest first, and the top-level modules in each.
 /// A new top-level module must be placed here before the check passes.
-pub const LAYERS: Layers = &[
+pub(crate) const LAYERS: Layers = &[
     (
         "data model",
         &["schema", "error", "utils", "tokenizer", "data_structs"],
@@ -51,7 +51,7 @@ pub const LAYERS: Layers = &[
 
 /// ragloom-workflow's modules, one layer each: a run's pieces from the event
 /// up, so no two modules can import each other.
-pub const WORKFLOW_LAYERS: Layers = &[
+pub(crate) const WORKFLOW_LAYERS: Layers = &[
     ("events", &["event"]),
     ("run state", &["state"]),
     ("checkpoints", &["checkpoint"]),
@@ -65,7 +65,7 @@ pub const WORKFLOW_LAYERS: Layers = &[
 ];
 
 /// The layer (1-based) of a top-level module, if it has one.
-pub fn layer_of(layers: Layers, module: &str) -> Option<usize> {
+pub(crate) fn layer_of(layers: Layers, module: &str) -> Option<usize> {
     layers
         .iter()
         .position(|(_, modules)| modules.contains(&module))
@@ -83,7 +83,7 @@ fn describe(layers: Layers, module: &str) -> String {
 /// One reference from a module to a module in a higher layer, or to a module
 /// that has no layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
+pub(crate) struct Violation {
     pub file: PathBuf,
     pub line: usize,
     /// The importing module, with its layer.
@@ -108,7 +108,7 @@ impl fmt::Display for Violation {
 /// Checks every `.rs` file under `src` (a crate's source folder). The crate
 /// root (`lib.rs` and its inline modules, such as the prelude) re-exports every
 /// layer and is not checked; every other file belongs to its top-level module.
-pub fn check_crate(src: &Path, layers: Layers) -> Result<Vec<Violation>, String> {
+pub(crate) fn check_crate(src: &Path, layers: Layers) -> Result<Vec<Violation>, String> {
     let mut files = Vec::new();
     collect_rs_files(src, &mut files)?;
     files.sort();
@@ -450,13 +450,13 @@ fn path_heads(toks: &[(usize, Tok)], i: usize) -> Vec<String> {
 }
 
 /// The crates whose modules are layered, with their layers.
-pub const CRATES: &[(&str, Layers)] = &[
+pub(crate) const CRATES: &[(&str, Layers)] = &[
     ("ragloom-core", LAYERS),
     ("ragloom-workflow", WORKFLOW_LAYERS),
 ];
 
 /// `cargo xtask layers` on every layered crate.
-pub fn run(root: &Path) -> Result<(), String> {
+pub(crate) fn run(root: &Path) -> Result<(), String> {
     let mut count = 0;
     for (krate, layers) in CRATES {
         eprintln!("==> layers: {krate} imports only downward");

@@ -27,7 +27,7 @@ unsafe extern "C" {
 /// 4.31 s (medians), with peaks of 343–396 MB against 311–349 MB. Only for
 /// commands that exit after their work: a server's or a chat's memory would
 /// stay at its busiest. Call it before any thread is started.
-pub fn keep_freed_memory() {
+pub(crate) fn keep_freed_memory() {
     // SAFETY: mi_option_set stores a number in mimalloc's option table (a
     // plain store, which other threads read when they decide to purge, so it
     // is called before there are other threads); any value is valid for the

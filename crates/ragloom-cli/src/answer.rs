@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 /// The retrievers of an opened index, with dense search when the
 /// configured model is the one it was embedded with (else a warning).
-pub async fn retrievers(
+pub(crate) async fn retrievers(
     live: &LiveIndex,
     spec: &ProviderSpec,
     ui: &Ui,
@@ -40,7 +40,7 @@ pub async fn retrievers(
 
 /// An opened index, ready to answer through the library's [`Answerer`].
 #[derive(Debug)]
-pub struct Engine {
+pub(crate) struct Engine {
     pub source: Source,
     pub answerer: Answerer,
 }
@@ -48,7 +48,7 @@ pub struct Engine {
 impl Engine {
     /// Opens the index of `source` with the configured providers. Nothing
     /// is loaded but what the retrievers read per query.
-    pub async fn open(
+    pub(crate) async fn open(
         source: Source,
         index: &DurableIndex,
         spec: &ProviderSpec,
@@ -76,7 +76,7 @@ impl Engine {
     }
 
     /// Answers `question`; in text mode the answer streams to stdout as it arrives.
-    pub async fn answer(&self, question: &str, ui: &Ui) -> Result<Answer, CliError> {
+    pub(crate) async fn answer(&self, question: &str, ui: &Ui) -> Result<Answer, CliError> {
         if ui.json || self.answerer.llm().is_none() {
             let answer = self.answerer.answer(question).await?;
             if !ui.json {
@@ -107,7 +107,7 @@ impl Engine {
 use ragloom::query_engine::passage::location;
 
 /// Prints the passages of an answer made without an LLM.
-pub fn print_passages(answer: &Answer) -> Result<(), CliError> {
+pub(crate) fn print_passages(answer: &Answer) -> Result<(), CliError> {
     out::line(format!("{NO_LLM_NOTE}:\n"))?;
     for (i, p) in answer.sources.iter().enumerate() {
         out::line(format!("[{}] {}{}", i + 1, location(p), score(p)))?;
@@ -120,7 +120,7 @@ pub fn print_passages(answer: &Answer) -> Result<(), CliError> {
 }
 
 /// Prints the sources of a generated answer.
-pub fn print_sources(sources: &[Passage]) -> Result<(), CliError> {
+pub(crate) fn print_sources(sources: &[Passage]) -> Result<(), CliError> {
     if sources.is_empty() {
         return Ok(());
     }

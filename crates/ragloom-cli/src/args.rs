@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// embedding model or an LLM is used when one is configured.
 #[derive(Debug, Parser)]
 #[command(name = "ragloom", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -18,7 +18,7 @@ pub struct Cli {
 
 /// Flags every subcommand takes.
 #[derive(Debug, Args, Clone, Default)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Where indexes are kept (default: the user's data directory, e.g.
     /// ~/.local/share/ragloom). Also RAGLOOM_PERSIST_DIR.
     #[arg(long, global = true, env = "RAGLOOM_PERSIST_DIR", value_name = "DIR")]
@@ -81,7 +81,7 @@ pub struct GlobalArgs {
 
 /// What to do.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Ingest files (a folder or a glob) and answer a question, or chat.
     Rag(RagArgs),
     /// Ingest a folder into its index (incremental: unchanged files cost nothing).
@@ -110,7 +110,7 @@ pub enum Command {
 
 /// `ragloom serve`.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// An ingested folder, file or glob to serve, named after its folder
     /// (`NAME=FILES` names it); repeat for several (default: the last one ingested).
     #[arg(long, short = 'f', value_name = "FILES")]
@@ -192,7 +192,7 @@ pub struct ServeArgs {
 
 /// `ragloom mcp`.
 #[derive(Debug, Args)]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     /// An ingested folder, file or glob to serve (`NAME=FILES` names it);
     /// repeat for several (default: the last one ingested).
     #[arg(long, short = 'f', value_name = "FILES")]
@@ -201,7 +201,7 @@ pub struct McpArgs {
 
 /// `ragloom eval`.
 #[derive(Debug, Args)]
-pub struct EvalArgs {
+pub(crate) struct EvalArgs {
     /// A labelled question set: JSONL, one {"question", "file",
     /// "answer_span"} object per line (a retrieved passage of that file
     /// holding the span is a hit), e.g. datasets/canterbury_qa/canterbury_qa.jsonl.
@@ -237,7 +237,7 @@ pub struct EvalArgs {
 
 /// `ragloom import`.
 #[derive(Debug, Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// The folder LlamaIndex's `storage_context.persist()` wrote.
     pub dir: PathBuf,
     /// The folder, file or glob whose index it becomes (queries name it with --files).
@@ -250,7 +250,7 @@ pub struct ImportArgs {
 
 /// `ragloom export`.
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// The folder to write LlamaIndex's files into (new or empty).
     #[arg(long, value_name = "DIR")]
     pub llamaindex: PathBuf,
@@ -261,7 +261,7 @@ pub struct ExportArgs {
 
 /// `ragloom rag`.
 #[derive(Debug, Args)]
-pub struct RagArgs {
+pub(crate) struct RagArgs {
     /// A folder, a file, or a glob such as "docs/**/*.md".
     #[arg(long, short = 'f', value_name = "FILES")]
     pub files: Option<String>,
@@ -280,7 +280,7 @@ pub struct RagArgs {
 
 /// `ragloom ingest`.
 #[derive(Debug, Args)]
-pub struct IngestArgs {
+pub(crate) struct IngestArgs {
     /// The folder, file or glob to ingest.
     pub files: String,
     #[command(flatten)]
@@ -289,7 +289,7 @@ pub struct IngestArgs {
 
 /// How an ingest runs.
 #[derive(Debug, Args, Clone, Default)]
-pub struct IngestFlags {
+pub(crate) struct IngestFlags {
     /// Tokens per chunk (default: the index's, else 1024). A change builds a
     /// new index beside the current one, which it replaces once complete.
     #[arg(long, value_name = "TOKENS")]
@@ -321,7 +321,7 @@ pub struct IngestFlags {
 
 impl IngestFlags {
     /// The options of the ingest.
-    pub fn options(&self) -> crate::ingest::IngestOptions {
+    pub(crate) fn options(&self) -> crate::ingest::IngestOptions {
         crate::ingest::IngestOptions {
             chunk_size: self.chunk_size,
             chunk_overlap: self.chunk_overlap,
@@ -339,7 +339,7 @@ impl IngestFlags {
 
 /// `ragloom query`.
 #[derive(Debug, Args)]
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     /// The question.
     pub question: String,
     #[command(flatten)]
@@ -348,7 +348,7 @@ pub struct QueryArgs {
 
 /// Which ingested folder a command works on.
 #[derive(Debug, Args, Clone)]
-pub struct FolderArg {
+pub(crate) struct FolderArg {
     /// The folder, file or glob that was ingested (default: the last one ingested).
     #[arg(long, short = 'f', value_name = "FILES")]
     pub files: Option<String>,

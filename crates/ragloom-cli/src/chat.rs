@@ -11,7 +11,7 @@ use ragloom::query_engine::answer::Answer;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Runs the REPL until end of input or Ctrl-C.
-pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
+pub(crate) async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
     let a = &engine.answerer;
     let chat_engine = match a.llm() {
         Some(llm) => Some(CondensePlusContextChatEngine::from_defaults(
@@ -97,7 +97,7 @@ pub async fn chat(engine: &Engine, ui: &Ui) -> Result<(), CliError> {
 }
 
 /// Prints one JSON object on its own line.
-pub fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     let s = serde_json::to_string(value).map_err(ragloom::Error::from)?;
     out::line(s)
 }

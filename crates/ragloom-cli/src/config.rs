@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// [`ProviderSpec`]'s (`provider = "openai-like"`, `api_base = ...`, `model = ...`).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigFile {
+pub(crate) struct ConfigFile {
     #[serde(default)]
     pub llm: Option<LlmSpec>,
     #[serde(default)]
@@ -22,13 +22,13 @@ pub struct ConfigFile {
 }
 
 /// The default config file: `<config dir>/ragloom/config.toml`.
-pub fn default_config_path() -> Option<PathBuf> {
+pub(crate) fn default_config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("ragloom").join("config.toml"))
 }
 
 /// Reads a config file. A file named with `--config` must exist; the default
 /// one may be absent.
-pub fn read_config(path: &Path, required: bool) -> Result<ConfigFile, CliError> {
+pub(crate) fn read_config(path: &Path, required: bool) -> Result<ConfigFile, CliError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
@@ -50,7 +50,7 @@ pub fn read_config(path: &Path, required: bool) -> Result<ConfigFile, CliError> 
 }
 
 /// Resolves the providers from `flags`, then `env`, then `file`.
-pub fn resolve(
+pub(crate) fn resolve(
     flags: &GlobalArgs,
     env: impl Fn(&str) -> Option<String>,
     file: ConfigFile,

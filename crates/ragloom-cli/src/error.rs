@@ -5,25 +5,25 @@ use ragloom::durable::{FolderProblem, IndexError};
 use std::fmt;
 
 /// Exit codes.
-pub mod exit {
+pub(crate) mod exit {
     /// A failure while working (reading, indexing, a provider that failed).
-    pub const FAILURE: i32 = 1;
+    pub(crate) const FAILURE: i32 = 1;
     /// Bad usage: unknown flags or arguments (clap's code).
-    pub const USAGE: i32 = 2;
+    pub(crate) const USAGE: i32 = 2;
     /// The configuration is wrong: an unknown provider, a missing setting, a bad config file.
-    pub const CONFIG: i32 = 3;
+    pub(crate) const CONFIG: i32 = 3;
     /// Nothing to work on: no files matched, or nothing was ingested yet.
-    pub const NO_INPUT: i32 = 4;
+    pub(crate) const NO_INPUT: i32 = 4;
     /// A provider (LLM or embedding server) could not be reached or failed.
-    pub const PROVIDER: i32 = 5;
+    pub(crate) const PROVIDER: i32 = 5;
     /// Standard output was closed by its reader (`ragloom query ... | head -1`):
     /// the command stopped quietly, as a process ended by `SIGPIPE` reports.
-    pub const CLOSED_PIPE: i32 = 141;
+    pub(crate) const CLOSED_PIPE: i32 = 141;
 }
 
 /// An error to show the user.
 #[derive(Debug)]
-pub struct CliError {
+pub(crate) struct CliError {
     pub message: String,
     pub hint: Option<String>,
     pub code: i32,
@@ -33,7 +33,7 @@ pub struct CliError {
 }
 
 impl CliError {
-    pub fn new(code: i32, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub(crate) fn new(code: i32, message: impl Into<String>, hint: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             hint: Some(hint.into()).filter(|h: &String| !h.is_empty()),
@@ -42,16 +42,16 @@ impl CliError {
         }
     }
 
-    pub fn config(message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub(crate) fn config(message: impl Into<String>, hint: impl Into<String>) -> Self {
         Self::new(exit::CONFIG, message, hint)
     }
 
-    pub fn no_input(message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub(crate) fn no_input(message: impl Into<String>, hint: impl Into<String>) -> Self {
         Self::new(exit::NO_INPUT, message, hint)
     }
 
     /// Standard output's reader went away; nothing more to say to anyone.
-    pub fn closed_pipe() -> Self {
+    pub(crate) fn closed_pipe() -> Self {
         Self::new(exit::CLOSED_PIPE, "standard output was closed", "")
     }
 }
@@ -102,7 +102,7 @@ impl CliError {
 }
 
 /// How to build the command with `feature`: the local models come together.
-pub fn build_with(feature: &str) -> String {
+pub(crate) fn build_with(feature: &str) -> String {
     let feature = match feature {
         "huggingface" | "candle" | "sbert-rerank" => "local-models",
         other => other,

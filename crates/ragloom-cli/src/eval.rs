@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// What `ragloom eval` was asked to do.
 #[derive(Debug)]
-pub struct EvalPlan {
+pub(crate) struct EvalPlan {
     pub dataset: Option<PathBuf>,
     pub generate: Option<usize>,
     pub top_ks: Vec<usize>,
@@ -67,7 +67,7 @@ fn reranker(_folder: &Path) -> Result<MakeRerank, CliError> {
 }
 
 /// Evaluates the index of `source` as `plan` says and prints the results.
-pub async fn run(
+pub(crate) async fn run(
     source: &Source,
     index: &DurableIndex,
     spec: &ProviderSpec,

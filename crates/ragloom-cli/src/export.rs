@@ -7,7 +7,7 @@ use crate::{chat, out};
 use ragloom::durable::LiveIndex;
 use std::path::Path;
 
-pub async fn run(live: &LiveIndex, dir: &Path, ui: &Ui) -> Result<(), CliError> {
+pub(crate) async fn run(live: &LiveIndex, dir: &Path, ui: &Ui) -> Result<(), CliError> {
     let done = live.export_llamaindex(dir).await?;
     if ui.json {
         return chat::print_json(&serde_json::json!({ "export": done }));

@@ -9,7 +9,7 @@ use ragloom::durable::{DurableIndex, Source};
 
 /// Imports `a.dir` with the configured embedding model as the one its
 /// vectors were made with, and says what it holds.
-pub async fn run(
+pub(crate) async fn run(
     a: &crate::args::ImportArgs,
     source: &Source,
     index: &DurableIndex,

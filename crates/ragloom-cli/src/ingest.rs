@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 /// How to ingest.
 #[derive(Clone, Debug, Default)]
-pub struct IngestOptions {
+pub(crate) struct IngestOptions {
     /// Splitter settings; `None` keeps the index's (or the defaults).
     pub chunk_size: Option<usize>,
     pub chunk_overlap: Option<usize>,
@@ -28,7 +28,7 @@ pub struct IngestOptions {
 }
 
 /// The library's options for these flags; `ui` draws the progress.
-pub fn sync_options(
+pub(crate) fn sync_options(
     opts: &IngestOptions,
     spec: &ProviderSpec,
     ui: &Ui,
@@ -53,7 +53,7 @@ pub fn sync_options(
 }
 
 /// Ingests into `index`.
-pub async fn ingest(
+pub(crate) async fn ingest(
     index: &DurableIndex,
     spec: &ProviderSpec,
     opts: &IngestOptions,
@@ -124,7 +124,7 @@ impl ragloom::durable::SyncProgress for Progress {
 }
 
 /// A model's name for messages.
-pub fn model_label(identity: &serde_json::Value) -> String {
+pub(crate) fn model_label(identity: &serde_json::Value) -> String {
     EmbedSpec::from_identity(identity).map_or_else(|| identity.to_string(), |s| s.label())
 }
 
@@ -155,7 +155,7 @@ fn describe_change(old: &BuildSettings, new: &BuildSettings) -> String {
 
 /// Options for what only takes the writer lock (`--clear`): waiting (said
 /// on the terminal) unless `no_wait`.
-pub fn lock_options(no_wait: bool, ui: &Ui) -> SyncOptions {
+pub(crate) fn lock_options(no_wait: bool, ui: &Ui) -> SyncOptions {
     SyncOptions {
         no_wait,
         progress: Some(Arc::new(Progress::new(*ui))),

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 /// Writes `text` to standard output and flushes it (answers are streamed).
 /// A closed pipe becomes [`CliError::closed_pipe`]: exit code 141, nothing printed.
-pub fn write(text: &str) -> Result<(), CliError> {
+pub(crate) fn write(text: &str) -> Result<(), CliError> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
@@ -24,6 +24,6 @@ pub fn write(text: &str) -> Result<(), CliError> {
 }
 
 /// Writes `text` and a newline.
-pub fn line(text: impl AsRef<str>) -> Result<(), CliError> {
+pub(crate) fn line(text: impl AsRef<str>) -> Result<(), CliError> {
     write(&format!("{}\n", text.as_ref()))
 }

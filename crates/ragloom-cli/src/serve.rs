@@ -25,7 +25,7 @@ const QUIET: Ui = Ui {
 
 /// One ingested source, served.
 #[derive(Debug)]
-pub struct CliIndex {
+pub(crate) struct CliIndex {
     name: String,
     shared: Arc<Shared>,
 }
@@ -76,7 +76,7 @@ impl RetrieverFactory for Factory {
 }
 
 impl CliIndex {
-    pub fn new(
+    pub(crate) fn new(
         name: String,
         index: DurableIndex,
         spec: ProviderSpec,
@@ -211,7 +211,7 @@ impl Uploads for CliUploads {
 }
 
 /// Index names from folder names (as the index folders are named), unique.
-pub fn index_name(source: &Source, taken: &[String]) -> String {
+pub(crate) fn index_name(source: &Source, taken: &[String]) -> String {
     let base = source.readable_name();
     let mut name = base.clone();
     let mut n = 2;

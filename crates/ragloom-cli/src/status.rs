@@ -7,7 +7,7 @@ use crate::{chat, ingest, out};
 use ragloom::ProviderSpec;
 use ragloom::durable::{DurableIndex, IndexStatus, Source};
 
-pub async fn status(
+pub(crate) async fn status(
     source: &Source,
     index: &DurableIndex,
     spec: &ProviderSpec,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// absolute once, here: every path derived from it (the uploads folder a
 /// server compares requested paths with, the index folder `status` shows)
 /// is then absolute too, whatever the working directory later is.
-pub fn persist_root(flag: Option<&Path>) -> Result<PathBuf, CliError> {
+pub(crate) fn persist_root(flag: Option<&Path>) -> Result<PathBuf, CliError> {
     if let Some(p) = flag {
         return std::path::absolute(p).map_err(|e| {
             CliError::config(
@@ -35,7 +35,7 @@ struct Last {
 }
 
 /// Remembers `source` as the last one used.
-pub fn remember_last(root: &Path, source: &Source) -> Result<(), CliError> {
+pub(crate) fn remember_last(root: &Path, source: &Source) -> Result<(), CliError> {
     let json = serde_json::to_vec(&Last {
         source: source.key.clone(),
     })
@@ -45,13 +45,13 @@ pub fn remember_last(root: &Path, source: &Source) -> Result<(), CliError> {
 }
 
 /// The source used last, if any.
-pub fn last_source(root: &Path) -> Option<String> {
+pub(crate) fn last_source(root: &Path) -> Option<String> {
     let text = std::fs::read_to_string(root.join("last.json")).ok()?;
     serde_json::from_str::<Last>(&text).ok().map(|l| l.source)
 }
 
 /// Resolves `--files`: a folder, a file or a glob.
-pub fn resolve_source(arg: &str) -> Result<Source, CliError> {
+pub(crate) fn resolve_source(arg: &str) -> Result<Source, CliError> {
     Source::resolve(arg).map_err(|e| match e {
         ragloom::Error::NotFound(m) => CliError::no_input(
             m,

@@ -5,33 +5,33 @@ use std::io::IsTerminal;
 
 /// Output settings.
 #[derive(Clone, Copy, Debug)]
-pub struct Ui {
+pub(crate) struct Ui {
     pub json: bool,
     pub verbose: bool,
 }
 
 impl Ui {
     /// Whether progress bars are shown.
-    pub fn progress(&self) -> bool {
+    pub(crate) fn progress(&self) -> bool {
         !self.json && std::io::stderr().is_terminal()
     }
 
     /// A note about what is happening (stderr; shown unless `--json`).
-    pub fn note(&self, msg: &str) {
+    pub(crate) fn note(&self, msg: &str) {
         if !self.json {
             eprintln!("{msg}");
         }
     }
 
     /// A note shown with `--verbose` only.
-    pub fn detail(&self, msg: &str) {
+    pub(crate) fn detail(&self, msg: &str) {
         if self.verbose && !self.json {
             eprintln!("{msg}");
         }
     }
 
     /// A warning (stderr, always).
-    pub fn warn(&self, msg: &str) {
+    pub(crate) fn warn(&self, msg: &str) {
         eprintln!("warning: {msg}");
     }
 }

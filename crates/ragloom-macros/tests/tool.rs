@@ -1,5 +1,7 @@
 //! `#[tool]` and `#[tool_spec]` against what LlamaIndex 0.14.25 makes of the
 //! same functions (recorded by `ragloom-core/tests/data/tools/gen_function_tool.py`).
+// `#[tool_spec]` makes tools of an impl's `pub` methods, on types private to this test.
+#![allow(unreachable_pub)]
 #![allow(clippy::unwrap_used)]
 
 use ragloom_core::tools::{Tool, ToolMetadata, ToolSpec};

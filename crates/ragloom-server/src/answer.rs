@@ -19,12 +19,12 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use utoipa::ToSchema;
 
-pub use ragloom::query_engine::answer::{Answer, labelled, passages_text};
+pub(crate) use ragloom::query_engine::answer::{Answer, labelled, passages_text};
 
 /// How a chat turn uses the index (LlamaIndex's chat modes that retrieve).
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
-pub enum ChatModeArg {
+pub(crate) enum ChatModeArg {
     /// Condense the conversation into a question, retrieve, answer with the
     /// passages as context and the history (the default).
     #[default]
@@ -37,7 +37,7 @@ pub enum ChatModeArg {
 
 /// Token counts of one answer.
 #[derive(Clone, Copy, Debug, Default, Serialize, ToSchema)]
-pub struct Usage {
+pub(crate) struct Usage {
     pub prompt_tokens: usize,
     pub completion_tokens: usize,
     pub total_tokens: usize,
@@ -54,14 +54,14 @@ impl Usage {
 }
 
 /// A chat answer as it streams: text deltas, then sources and usage.
-pub struct AnswerStream {
+pub(crate) struct AnswerStream {
     pub deltas: BoxStream<'static, Result<String, ragloom::Error>>,
     pub sources: Vec<Passage>,
     pub tokens: TokenCount,
 }
 
 /// Counts an answer's tokens as it streams.
-pub struct TokenCount(Counter);
+pub(crate) struct TokenCount(Counter);
 
 enum Counter {
     Llm(TokenCountingHandler),
@@ -74,7 +74,7 @@ enum Counter {
 
 impl TokenCount {
     /// Tokens so far (complete once the deltas have ended).
-    pub fn usage(&self) -> Usage {
+    pub(crate) fn usage(&self) -> Usage {
         match &self.0 {
             Counter::Llm(c) => {
                 Usage::new(c.prompt_llm_token_count(), c.completion_llm_token_count())
@@ -89,7 +89,7 @@ fn count_tokens(text: &str) -> usize {
 }
 
 /// The nodes for `query`, best first.
-pub async fn retrieve(
+pub(crate) async fn retrieve(
     view: &IndexView,
     query: &QueryBundle,
     top_k: usize,
@@ -100,7 +100,7 @@ pub async fn retrieve(
 }
 
 /// Passages for `nodes`, paths as clients see them.
-pub fn passages(
+pub(crate) fn passages(
     state: &AppState,
     view: &IndexView,
     query: &QueryBundle,
@@ -111,7 +111,7 @@ pub fn passages(
 
 /// Answers one question (no history): the library's answer path, with the
 /// LLM behind the server's gate and its tokens counted.
-pub async fn query(
+pub(crate) async fn query(
     state: &AppState,
     view: &IndexView,
     question: &str,
@@ -153,7 +153,7 @@ fn answerer(
 
 /// Answers the last user message of `messages`, the earlier ones being the
 /// conversation so far (system messages become the system prompt).
-pub async fn chat(
+pub(crate) async fn chat(
     state: &AppState,
     view: &IndexView,
     messages: Vec<ChatMessage>,

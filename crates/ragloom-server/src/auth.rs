@@ -13,10 +13,10 @@ use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 /// The digests of the keys that open the API.
 #[derive(Debug, Default)]
-pub struct Keys(Vec<[u8; 32]>);
+pub(crate) struct Keys(Vec<[u8; 32]>);
 
 impl Keys {
-    pub fn new(keys: &[String]) -> Self {
+    pub(crate) fn new(keys: &[String]) -> Self {
         Self(
             keys.iter()
                 .map(|k| Sha256::digest(k.as_bytes()).into())
@@ -24,18 +24,18 @@ impl Keys {
         )
     }
 
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         self.0.is_empty()
     }
 
     /// How many keys there are.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.0.len()
     }
 
     /// Which key `token` is. Every key is compared, whichever matches, and
     /// the position is chosen without a branch on the comparison.
-    pub fn which(&self, token: &str) -> Option<usize> {
+    pub(crate) fn which(&self, token: &str) -> Option<usize> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let mut found = subtle::Choice::from(0);
         let mut at = 0u64;
@@ -51,7 +51,7 @@ impl Keys {
 /// The key a request was let in with (its position among the keys), for
 /// limits kept per key.
 #[derive(Clone, Copy, Debug)]
-pub struct KeyIndex(pub usize);
+pub(crate) struct KeyIndex(pub usize);
 
 /// Paths anyone may read: the health check and the page's static files
 /// (they hold no data; the page asks for a key when the API wants one).
@@ -60,7 +60,7 @@ fn is_open_path(path: &str) -> bool {
 }
 
 /// Refuses requests without a valid key (401, OpenAI's envelope).
-pub async fn require_key(
+pub(crate) async fn require_key(
     State(state): State<Arc<AppState>>,
     mut req: Request,
     next: Next,

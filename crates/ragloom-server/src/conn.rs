@@ -21,7 +21,7 @@ use tokio::sync::Semaphore;
 /// bound, so 2,000 half-sent requests held 2,000 descriptors; here a
 /// connection waits for a free place before it is accepted, and one whose
 /// client has not sent a full request head in `header_read_timeout` closes.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     config: &ServerConfig,

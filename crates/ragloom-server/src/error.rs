@@ -225,7 +225,10 @@ const PLAIN_ERROR_BYTES: usize = 4096;
 /// Puts every error that is not already JSON (extractor rejections, MCP's
 /// transport errors, fallbacks) in the envelope, keeping its status, its
 /// headers and its text as the message, so clients parse one shape.
-pub async fn envelope(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+pub(crate) async fn envelope(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
     let response = next.run(req).await;
     let status = response.status();
     let is_json = response
@@ -270,7 +273,7 @@ pub async fn envelope(req: axum::extract::Request, next: axum::middleware::Next)
 /// `axum::Json` whose rejections (bad JSON, wrong fields, too large) answer
 /// in the error envelope instead of plain text.
 #[derive(Debug)]
-pub struct ApiJson<T>(pub T);
+pub(crate) struct ApiJson<T>(pub T);
 
 impl<S, T> axum::extract::FromRequest<S> for ApiJson<T>
 where
@@ -288,7 +291,7 @@ where
 }
 
 /// An extractor's rejection as an envelope.
-pub fn rejection_error(status: StatusCode, text: String) -> ApiError {
+pub(crate) fn rejection_error(status: StatusCode, text: String) -> ApiError {
     match status {
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             status,

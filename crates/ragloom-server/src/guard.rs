@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 /// The names and origins a server accepts, from its settings.
 #[derive(Debug, Default)]
-pub struct BrowserPolicy {
+pub(crate) struct BrowserPolicy {
     /// Lowercase host names (no port) beyond loopback names and IP addresses.
     hosts: Vec<String>,
     any_host: bool,
@@ -29,7 +29,7 @@ pub struct BrowserPolicy {
 }
 
 impl BrowserPolicy {
-    pub fn new(allowed_hosts: &[String], cors_origins: &[String]) -> Self {
+    pub(crate) fn new(allowed_hosts: &[String], cors_origins: &[String]) -> Self {
         Self {
             any_host: allowed_hosts.iter().any(|h| h.trim() == "*"),
             hosts: allowed_hosts
@@ -48,7 +48,7 @@ impl BrowserPolicy {
     /// Whether a request naming `host` (a `Host` header's value) may be
     /// answered. IP addresses always may: a page can only reach an address
     /// by name through DNS, so a literal address is never a rebound name.
-    pub fn host_allowed(&self, host: &str) -> bool {
+    pub(crate) fn host_allowed(&self, host: &str) -> bool {
         if self.any_host {
             return true;
         }
@@ -67,7 +67,7 @@ impl BrowserPolicy {
     /// Why a state-changing request must be refused, if it must: its
     /// `Origin` is neither the server's own (the `Host` it was sent to) nor
     /// an allowed one, or, without `Origin`, the browser says it is cross-site.
-    pub fn refuse_write(&self, headers: &HeaderMap) -> Option<String> {
+    pub(crate) fn refuse_write(&self, headers: &HeaderMap) -> Option<String> {
         let Some(origin) = headers.get(header::ORIGIN) else {
             let site = headers
                 .get("sec-fetch-site")
@@ -137,7 +137,11 @@ fn same_authority(origin: &str, host: &str) -> bool {
 }
 
 /// Refuses requests to an unknown host (421) and writes from other sites (403).
-pub async fn check(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+pub(crate) async fn check(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let policy = &state.browsers;
     let mut hosts = req.headers().get_all(header::HOST).iter();
     let host = hosts

@@ -15,7 +15,7 @@ const KEEP: usize = 1000;
 
 /// A job as `/v1/jobs/{id}` shows it.
 #[derive(Clone, Debug, Serialize, ToSchema)]
-pub struct JobInfo {
+pub(crate) struct JobInfo {
     pub id: String,
     /// `ingest` or `delete`.
     pub kind: &'static str,
@@ -61,7 +61,7 @@ fn static_kind(kind: &str) -> &'static str {
 
 /// The job registry.
 #[derive(Debug, Default)]
-pub struct Jobs {
+pub(crate) struct Jobs {
     jobs: Mutex<BTreeMap<u64, JobInfo>>,
     ids: Mutex<HashMap<String, u64>>,
     /// Where each recorded job's file is, and how often it has started.
@@ -93,7 +93,7 @@ impl Jobs {
     /// Queues `work` on `index`'s writer; returns the job id at once.
     /// `done` is told the outcome (for metrics). With a `journal` folder the
     /// job is on disk before this returns, or this fails.
-    pub fn submit<F>(
+    pub(crate) fn submit<F>(
         self: &Arc<Self>,
         index: &str,
         kind: &'static str,
@@ -112,7 +112,7 @@ impl Jobs {
     /// Runs again, under their ids, the jobs recorded in `journal` that a
     /// stopped server had not finished, and keeps the finished ones (the
     /// newest [`KEEP`]) for polling. `work` makes a job's work from its kind.
-    pub fn recover<F>(
+    pub(crate) fn recover<F>(
         self: &Arc<Self>,
         index: &str,
         journal: &Path,
@@ -332,7 +332,7 @@ impl Jobs {
         }
     }
 
-    pub fn get(&self, id: &str) -> Option<JobInfo> {
+    pub(crate) fn get(&self, id: &str) -> Option<JobInfo> {
         let seq = *lock(&self.ids).get(id)?;
         lock(&self.jobs).get(&seq).cloned()
     }

@@ -18,12 +18,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// client cannot starve the others), and one for requests without a key
 /// (everyone, when there are no keys).
 #[derive(Debug)]
-pub struct RequestLimit {
+pub(crate) struct RequestLimit {
     pools: Vec<Arc<Semaphore>>,
 }
 
 impl RequestLimit {
-    pub fn new(max: usize, keys: usize) -> Self {
+    pub(crate) fn new(max: usize, keys: usize) -> Self {
         Self {
             pools: (0..=keys)
                 .map(|_| Arc::new(Semaphore::new(max.max(1))))
@@ -43,7 +43,11 @@ impl RequestLimit {
 /// place is held until the response's body has been sent, except for event
 /// streams, which live as long as their client listens and are bounded by
 /// what feeds them (the LLM gate, the MCP session cap).
-pub async fn admit(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+pub(crate) async fn admit(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let key = req.extensions().get::<KeyIndex>().map(|k| k.0);
     let Some(permit) = state.requests.try_enter(key) else {
         return ApiError::too_many("too many requests at once from this client: retry later", 1)
@@ -64,10 +68,10 @@ pub async fn admit(State(state): State<Arc<AppState>>, req: Request, next: Next)
 
 /// The longest request target (path and query) answered; longer ones get
 /// 414 in the envelope. (Past 64 KB hyper answers 414 itself, bodiless.)
-pub const MAX_URI_BYTES: usize = 8 * 1024;
+pub(crate) const MAX_URI_BYTES: usize = 8 * 1024;
 
 /// Refuses request targets longer than [`MAX_URI_BYTES`].
-pub async fn uri_length(req: Request, next: Next) -> Response {
+pub(crate) async fn uri_length(req: Request, next: Next) -> Response {
     let len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
     if len > MAX_URI_BYTES {
         return ApiError::new(
@@ -117,7 +121,7 @@ impl http_body::Body for Held {
 
 /// Admits LLM calls: `running` at once, `queued` more waiting.
 #[derive(Debug)]
-pub struct LlmGate {
+pub(crate) struct LlmGate {
     permits: Arc<Semaphore>,
     running: usize,
     queued: usize,
@@ -135,7 +139,7 @@ impl Drop for Waiting<'_> {
 }
 
 impl LlmGate {
-    pub fn new(running: usize, queued: usize) -> Self {
+    pub(crate) fn new(running: usize, queued: usize) -> Self {
         let running = running.max(1);
         Self {
             permits: Arc::new(Semaphore::new(running)),
@@ -147,7 +151,7 @@ impl LlmGate {
 
     /// A permit to call the LLM, held until the answer is complete; an
     /// error (429) when the queue is full.
-    pub async fn enter(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+    pub(crate) async fn enter(&self) -> Result<OwnedSemaphorePermit, ApiError> {
         if let Ok(p) = self.permits.clone().try_acquire_owned() {
             return Ok(p);
         }
@@ -166,12 +170,12 @@ impl LlmGate {
     }
 
     /// Calls waiting now.
-    pub fn waiting(&self) -> usize {
+    pub(crate) fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Acquire)
     }
 
     /// Calls running now.
-    pub fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.running - self.permits.available_permits()
     }
 }

@@ -246,7 +246,7 @@ fn parse_uri(uri: &str) -> Option<(String, String)> {
 
 /// A document's text from its stored nodes, in order; overlapping chunks
 /// are joined at their recorded offsets so the overlap appears once.
-pub fn stitch(mut nodes: Vec<ragloom::Node>) -> String {
+pub(crate) fn stitch(mut nodes: Vec<ragloom::Node>) -> String {
     nodes.sort_by_key(|n| n.start_char_idx.unwrap_or(usize::MAX));
     let mut out = String::new();
     let mut end = 0usize; // characters of the document written so far

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 /// session costs about 100 KB, so without a cap a client that only sends
 /// `initialize` grows the server without end.
 #[derive(Debug)]
-pub struct CappedSessions {
+pub(crate) struct CappedSessions {
     inner: LocalSessionManager,
     /// When each session was last used.
     used: Mutex<HashMap<SessionId, Instant>>,
@@ -26,7 +26,7 @@ pub struct CappedSessions {
 }
 
 impl CappedSessions {
-    pub fn new(max: usize, idle: Duration) -> Self {
+    pub(crate) fn new(max: usize, idle: Duration) -> Self {
         let mut inner = LocalSessionManager::default();
         let mut config = SessionConfig::default();
         config.keep_alive = Some(idle);
@@ -72,7 +72,7 @@ impl CappedSessions {
 
     /// Sessions kept now.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().len()
     }
 }

@@ -25,7 +25,7 @@ struct Histogram {
 
 /// The server's counters.
 #[derive(Debug, Default)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     requests: Mutex<BTreeMap<(String, String, u16), u64>>,
     latency: Mutex<BTreeMap<String, Histogram>>,
     prompt_tokens: AtomicU64,
@@ -38,7 +38,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Metrics {
-    pub fn record(&self, route: &str, method: &str, status: u16, seconds: f64) {
+    pub(crate) fn record(&self, route: &str, method: &str, status: u16, seconds: f64) {
         *lock(&self.requests)
             .entry((route.to_string(), method.to_string(), status))
             .or_default() += 1;
@@ -53,19 +53,19 @@ impl Metrics {
         }
     }
 
-    pub fn tokens(&self, prompt: usize, completion: usize) {
+    pub(crate) fn tokens(&self, prompt: usize, completion: usize) {
         self.prompt_tokens
             .fetch_add(prompt as u64, Ordering::Relaxed);
         self.completion_tokens
             .fetch_add(completion as u64, Ordering::Relaxed);
     }
 
-    pub fn ingest(&self, outcome: &'static str) {
+    pub(crate) fn ingest(&self, outcome: &'static str) {
         *lock(&self.ingests).entry(outcome).or_default() += 1;
     }
 
     /// The text `/metrics` answers.
-    pub fn render(&self, llm_running: usize, llm_waiting: usize) -> String {
+    pub(crate) fn render(&self, llm_running: usize, llm_waiting: usize) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -153,7 +153,11 @@ fn escape(s: &str) -> String {
 }
 
 /// Counts and times every request, and logs it.
-pub async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+pub(crate) async fn track(
+    State(state): State<Arc<AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let started = Instant::now();
     // Routes by their pattern, so ids in paths do not make one series each.
     let route = req

@@ -19,7 +19,7 @@ use utoipa::ToSchema;
 
 /// `GET /v1/models`: one model per index.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ModelList {
+pub(crate) struct ModelList {
     /// Always `list`.
     pub object: &'static str,
     pub data: Vec<Model>,
@@ -27,7 +27,7 @@ pub struct ModelList {
 
 /// An index, as a model.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Model {
+pub(crate) struct Model {
     /// The index's name.
     pub id: String,
     /// Always `model`.
@@ -38,7 +38,7 @@ pub struct Model {
 
 #[utoipa::path(get, path = "/v1/models", tag = "openai",
     responses((status = 200, body = ModelList), (status = 401, body = ErrorBody)))]
-pub async fn models(State(state): State<Arc<AppState>>) -> Json<ModelList> {
+pub(crate) async fn models(State(state): State<Arc<AppState>>) -> Json<ModelList> {
     Json(ModelList {
         object: "list",
         data: state
@@ -56,7 +56,7 @@ pub async fn models(State(state): State<Arc<AppState>>) -> Json<ModelList> {
 
 /// A chat completion request (OpenAI's fields; others are accepted and ignored).
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct ChatCompletionRequest {
+pub(crate) struct ChatCompletionRequest {
     /// The index to chat with (`GET /v1/models`).
     pub model: String,
     /// The conversation; the last message is the user's question.
@@ -71,7 +71,7 @@ pub struct ChatCompletionRequest {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct StreamOptions {
+pub(crate) struct StreamOptions {
     /// Send a last chunk with the token counts.
     #[serde(default)]
     pub include_usage: bool,
@@ -79,7 +79,7 @@ pub struct StreamOptions {
 
 /// One message: `content` is a string or a list of text parts.
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct InMessage {
+pub(crate) struct InMessage {
     /// `system`, `developer`, `user` or `assistant`.
     pub role: String,
     #[schema(value_type = Object)]
@@ -141,7 +141,7 @@ fn now() -> u64 {
         (status = 200, description = "`chat.completion`, or `text/event-stream` of `chat.completion.chunk` ending in `data: [DONE]`; the ragloom field `sources` lists the passages"),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
-pub async fn chat_completions(
+pub(crate) async fn chat_completions(
     State(state): State<Arc<AppState>>,
     ApiJson(req): ApiJson<ChatCompletionRequest>,
 ) -> Result<Response, ApiError> {

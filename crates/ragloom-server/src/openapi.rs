@@ -27,7 +27,7 @@ use utoipa::{Modify, OpenApi};
         (name = "rest", description = "Questions, passages, documents, jobs and status"),
     )
 )]
-pub struct ApiDoc;
+pub(crate) struct ApiDoc;
 
 struct BearerAuth;
 
@@ -42,7 +42,7 @@ impl Modify for BearerAuth {
 }
 
 /// The document, with the crate's version.
-pub fn document() -> utoipa::openapi::OpenApi {
+pub(crate) fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();
     doc

@@ -20,7 +20,7 @@ use utoipa::{IntoParams, ToSchema};
 /// A question for `/v1/query` or `/v1/retrieve`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct QueryRequest {
+pub(crate) struct QueryRequest {
     /// The question (or search text).
     pub query: String,
     /// The index (default: the first one served).
@@ -35,7 +35,7 @@ pub struct QueryRequest {
 
 /// `/v1/retrieve`'s answer.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct RetrieveResponse {
+pub(crate) struct RetrieveResponse {
     pub nodes: Vec<Passage>,
 }
 
@@ -59,7 +59,7 @@ async fn timed<T>(
 #[utoipa::path(post, path = "/v1/query", tag = "rest", request_body = QueryRequest,
     responses((status = 200, body = Answer), (status = 400, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)))]
-pub async fn query(
+pub(crate) async fn query(
     State(state): State<Arc<AppState>>,
     ApiJson(req): ApiJson<QueryRequest>,
 ) -> Result<Json<Answer>, ApiError> {
@@ -77,7 +77,7 @@ pub async fn query(
 #[utoipa::path(post, path = "/v1/retrieve", tag = "rest", request_body = QueryRequest,
     responses((status = 200, body = RetrieveResponse), (status = 400, body = ErrorBody),
         (status = 404, body = ErrorBody)))]
-pub async fn retrieve(
+pub(crate) async fn retrieve(
     State(state): State<Arc<AppState>>,
     ApiJson(req): ApiJson<QueryRequest>,
 ) -> Result<Json<RetrieveResponse>, ApiError> {
@@ -98,7 +98,7 @@ pub async fn retrieve(
 
 /// Which index, and a page of a list.
 #[derive(Debug, Deserialize, IntoParams)]
-pub struct ListParams {
+pub(crate) struct ListParams {
     /// The index (default: the first one served).
     pub index: Option<String>,
     /// Where the page starts: `next_cursor` of the page before.
@@ -109,14 +109,14 @@ pub struct ListParams {
 
 /// A page of documents.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DocumentPage {
+pub(crate) struct DocumentPage {
     pub documents: Vec<DocumentInfo>,
     /// Give it as `cursor` for the next page; `null` on the last.
     pub next_cursor: Option<String>,
 }
 
 /// A page of `items` from `cursor` (an offset), `limit` long.
-pub fn page<T: Clone>(
+pub(crate) fn page<T: Clone>(
     items: &[T],
     cursor: Option<&str>,
     limit: usize,
@@ -135,7 +135,7 @@ pub fn page<T: Clone>(
 
 #[utoipa::path(get, path = "/v1/documents", tag = "rest", params(ListParams),
     responses((status = 200, body = DocumentPage), (status = 404, body = ErrorBody)))]
-pub async fn list_documents(
+pub(crate) async fn list_documents(
     State(state): State<Arc<AppState>>,
     Query(p): Query<ListParams>,
 ) -> Result<Json<DocumentPage>, ApiError> {
@@ -154,14 +154,14 @@ pub async fn list_documents(
 
 /// Which index.
 #[derive(Debug, Deserialize, IntoParams)]
-pub struct IndexParam {
+pub(crate) struct IndexParam {
     /// The index (default: the first one served).
     pub index: Option<String>,
 }
 
 /// A job accepted: poll `GET /v1/jobs/{job_id}`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Accepted {
+pub(crate) struct Accepted {
     pub job_id: String,
     /// The names the uploaded files were saved under.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -170,7 +170,7 @@ pub struct Accepted {
 
 /// A file name safe to save in the uploads folder: its last path part,
 /// without control characters, never `.`, `..` or hidden.
-pub fn sanitize_file_name(name: &str) -> Option<String> {
+pub(crate) fn sanitize_file_name(name: &str) -> Option<String> {
     let last = name.rsplit(['/', '\\']).next().unwrap_or_default();
     let cleaned: String = last
         .chars()
@@ -193,7 +193,7 @@ pub fn sanitize_file_name(name: &str) -> Option<String> {
     request_body(content_type = "multipart/form-data", description = "one or more parts named `file`"),
     responses((status = 202, body = Accepted), (status = 400, body = ErrorBody),
         (status = 409, body = ErrorBody), (status = 413, body = ErrorBody)))]
-pub async fn upload(
+pub(crate) async fn upload(
     State(state): State<Arc<AppState>>,
     Query(p): Query<IndexParam>,
     mut multipart: Multipart,
@@ -242,12 +242,12 @@ pub async fn upload(
 
 /// Where an index's upload jobs are recorded: hidden in its uploads folder,
 /// which an ingest reads without descending.
-pub fn journal_dir(uploads: &dyn crate::index::Uploads) -> std::path::PathBuf {
+pub(crate) fn journal_dir(uploads: &dyn crate::index::Uploads) -> std::path::PathBuf {
     uploads.dir().join(".jobs")
 }
 
 /// Records the outcome of an ingest job in the metrics.
-pub fn ingest_done(state: &Arc<AppState>) -> impl Fn(bool) + Clone + Send + 'static {
+pub(crate) fn ingest_done(state: &Arc<AppState>) -> impl Fn(bool) + Clone + Send + 'static {
     let state = state.clone();
     move |ok| {
         state
@@ -279,7 +279,7 @@ fn ingest_job(
     params(("id" = String, Path, description = "the document id"), IndexParam),
     responses((status = 202, body = Accepted), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody, description = "not an uploaded document")))]
-pub async fn delete_document(
+pub(crate) async fn delete_document(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     Query(p): Query<IndexParam>,
@@ -333,7 +333,7 @@ pub async fn delete_document(
 #[utoipa::path(get, path = "/v1/jobs/{id}", tag = "rest",
     params(("id" = String, Path, description = "the job id")),
     responses((status = 200, body = JobInfo), (status = 404, body = ErrorBody)))]
-pub async fn job(
+pub(crate) async fn job(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Json<JobInfo>, ApiError> {
@@ -346,14 +346,16 @@ pub async fn job(
 
 /// `/v1/status`: one entry per index.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct StatusResponse {
+pub(crate) struct StatusResponse {
     #[schema(value_type = Vec<Object>)]
     pub indexes: Vec<serde_json::Value>,
 }
 
 #[utoipa::path(get, path = "/v1/status", tag = "rest",
     responses((status = 200, body = StatusResponse)))]
-pub async fn status(State(state): State<Arc<AppState>>) -> Result<Json<StatusResponse>, ApiError> {
+pub(crate) async fn status(
+    State(state): State<Arc<AppState>>,
+) -> Result<Json<StatusResponse>, ApiError> {
     let mut indexes = Vec::new();
     for index in &state.indexes {
         let mut s = match index.status().await {
@@ -369,7 +371,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Result<Json<StatusRes
 
 /// A stored passage, by node id.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct StoredNode {
+pub(crate) struct StoredNode {
     pub node_id: String,
     pub file: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -383,7 +385,7 @@ pub struct StoredNode {
 #[utoipa::path(get, path = "/v1/nodes/{id}", tag = "rest",
     params(("id" = String, Path, description = "the node id"), IndexParam),
     responses((status = 200, body = StoredNode), (status = 404, body = ErrorBody)))]
-pub async fn node(
+pub(crate) async fn node(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     Query(p): Query<IndexParam>,

@@ -13,7 +13,7 @@ use tokio::time::Sleep;
 /// covers a client that sends slowly; this covers one that reads slowly
 /// (pipelined requests whose answers it never takes).
 #[derive(Debug)]
-pub struct StallLimit<T> {
+pub(crate) struct StallLimit<T> {
     inner: T,
     limit: Duration,
     /// Armed while a write waits, cleared when one goes through.
@@ -21,7 +21,7 @@ pub struct StallLimit<T> {
 }
 
 impl<T> StallLimit<T> {
-    pub fn new(inner: T, limit: Duration) -> Self {
+    pub(crate) fn new(inner: T, limit: Duration) -> Self {
         Self {
             inner,
             limit,

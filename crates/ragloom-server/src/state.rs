@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// The server's shared state.
 #[derive(Debug)]
-pub struct AppState {
+pub(crate) struct AppState {
     pub config: ServerConfig,
     pub keys: Keys,
     pub browsers: BrowserPolicy,
@@ -28,7 +28,7 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(config: ServerConfig, indexes: Vec<Arc<dyn ServedIndex>>) -> Self {
+    pub(crate) fn new(config: ServerConfig, indexes: Vec<Arc<dyn ServedIndex>>) -> Self {
         Self {
             keys: Keys::new(&config.api_keys),
             browsers: BrowserPolicy::new(&config.allowed_hosts, &config.cors_origins),
@@ -50,7 +50,7 @@ impl AppState {
     }
 
     /// The index named `name`, or the first one when no name is given.
-    pub fn index(&self, name: Option<&str>) -> Result<&Arc<dyn ServedIndex>, ApiError> {
+    pub(crate) fn index(&self, name: Option<&str>) -> Result<&Arc<dyn ServedIndex>, ApiError> {
         match name.filter(|n| !n.is_empty()) {
             None => self.indexes.first().ok_or_else(|| {
                 ApiError::not_found("index_not_found", "the server serves no index")
@@ -66,7 +66,7 @@ impl AppState {
     }
 
     /// `top_k` as asked, or the default, within the server's limit.
-    pub fn top_k(&self, asked: Option<usize>) -> Result<usize, ApiError> {
+    pub(crate) fn top_k(&self, asked: Option<usize>) -> Result<usize, ApiError> {
         match asked {
             None => Ok(self.config.top_k),
             Some(0) => Err(ApiError::bad_request("top_k must be at least 1").param("top_k")),

@@ -11,19 +11,19 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The most files one upload request may hold.
-pub const MAX_FILES_PER_UPLOAD: usize = 1000;
+pub(crate) const MAX_FILES_PER_UPLOAD: usize = 1000;
 
 /// Uploads in flight and the byte budget they draw from: a bucket that
 /// holds a minute's bytes and refills continuously.
 #[derive(Debug)]
-pub struct UploadLimit {
+pub(crate) struct UploadLimit {
     in_flight: Arc<Semaphore>,
     per_minute: u64,
     bucket: Mutex<(f64, Instant)>,
 }
 
 impl UploadLimit {
-    pub fn new(in_flight: usize, per_minute: u64) -> Self {
+    pub(crate) fn new(in_flight: usize, per_minute: u64) -> Self {
         Self {
             in_flight: Arc::new(Semaphore::new(in_flight.max(1))),
             per_minute: per_minute.max(1),
@@ -32,7 +32,7 @@ impl UploadLimit {
     }
 
     /// A place for one upload, or 429 when all are taken.
-    pub fn enter(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+    pub(crate) fn enter(&self) -> Result<OwnedSemaphorePermit, ApiError> {
         self.in_flight.clone().try_acquire_owned().map_err(|_| {
             ApiError::too_many("as many uploads as the server takes at once are running", 1)
         })
@@ -40,7 +40,7 @@ impl UploadLimit {
 
     /// Takes `bytes` from the minute's budget, or says (429) how many seconds
     /// until they fit. A request larger than a minute's budget never fits.
-    pub fn take(&self, bytes: u64) -> Result<(), ApiError> {
+    pub(crate) fn take(&self, bytes: u64) -> Result<(), ApiError> {
         let mut b = self.bucket.lock().unwrap_or_else(|p| p.into_inner());
         let rate = self.per_minute as f64 / 60.0;
         let now = Instant::now();
@@ -66,7 +66,7 @@ impl UploadLimit {
 /// A file received into the uploads folder under a hidden temporary name,
 /// removed unless it is kept.
 #[derive(Debug)]
-pub struct Received {
+pub(crate) struct Received {
     pub name: String,
     pub tmp: PathBuf,
     kept: bool,
@@ -82,7 +82,7 @@ impl Drop for Received {
 
 impl Received {
     /// Moves the file to its name: an ingest never reads half a file.
-    pub async fn keep(mut self, dir: &Path) -> Result<String, ApiError> {
+    pub(crate) async fn keep(mut self, dir: &Path) -> Result<String, ApiError> {
         tokio::fs::rename(&self.tmp, dir.join(&self.name))
             .await
             .map_err(|e| ApiError::internal(format!("cannot save {}: {e}", self.name)))?;
@@ -93,7 +93,7 @@ impl Received {
 
 /// Streams the `file` parts of `multipart` into `dir`, each under a hidden
 /// temporary name, drawing on the byte budget as bytes arrive.
-pub async fn receive(
+pub(crate) async fn receive(
     multipart: &mut Multipart,
     dir: &Path,
     limit: &UploadLimit,
@@ -157,7 +157,7 @@ pub async fn receive(
 }
 
 /// Removes temporary files a crash left in `dir`.
-pub fn remove_leftovers(dir: &Path) {
+pub(crate) fn remove_leftovers(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

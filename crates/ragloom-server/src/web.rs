@@ -23,7 +23,7 @@ fn asset(body: &'static str, content_type: &'static str) -> Response {
     r
 }
 
-pub async fn index() -> Response {
+pub(crate) async fn index() -> Response {
     let mut r = asset(INDEX_HTML, "text/html; charset=utf-8");
     let h = r.headers_mut();
     h.insert(
@@ -38,11 +38,11 @@ pub async fn index() -> Response {
     r
 }
 
-pub async fn app_js() -> Response {
+pub(crate) async fn app_js() -> Response {
     asset(APP_JS, "text/javascript; charset=utf-8")
 }
 
-pub async fn app_css() -> Response {
+pub(crate) async fn app_css() -> Response {
     asset(APP_CSS, "text/css; charset=utf-8")
 }
 

@@ -344,7 +344,7 @@ mod tests {
     fn two_types_with_one_name_are_refused() {
         mod other {
             #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-            pub struct Ping;
+            pub(crate) struct Ping;
             impl super::Event for Ping {}
         }
         let mut reg = EventRegistry::default();

@@ -10,7 +10,7 @@
 use serde_json::{Map, Number, Value};
 
 /// Parses the first value in `text` leniently; `Err` says where it failed.
-pub fn loads(text: &str) -> Result<Value, String> {
+pub(super) fn loads(text: &str) -> Result<Value, String> {
     let mut p = Parser {
         chars: text.chars().collect(),
         pos: 0,

@@ -33,7 +33,7 @@ thread_local! {
 
 /// The server the tests use in PostgreSQL mode: `RAGLOOM_TEST_PG_URL` (from
 /// `.ci/setup/postgres.sh`); `None` (after saying so) when unset outside CI.
-pub fn pg_url() -> Option<String> {
+pub(crate) fn pg_url() -> Option<String> {
     match std::env::var("RAGLOOM_TEST_PG_URL") {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
@@ -50,7 +50,7 @@ pub fn pg_url() -> Option<String> {
 /// Runs `test` with every `ragloom` it starts keeping its indexes in
 /// PostgreSQL, a schema per home folder; the schemas are dropped afterwards.
 /// Skips (outside CI) without a server.
-pub fn in_postgres(test: fn()) {
+pub(crate) fn in_postgres(test: fn()) {
     let Some(url) = pg_url() else { return };
     PG.with(|p| *p.borrow_mut() = Some((url.clone(), Vec::new())));
     struct Cleanup(String);
@@ -87,7 +87,7 @@ thread_local! {
 
 /// A Qdrant test server process (Qdrant's engine behind its gRPC API),
 /// stopped when dropped.
-pub struct QdrantServer {
+pub(crate) struct QdrantServer {
     /// `http://127.0.0.1:<port>`.
     pub url: String,
     child: std::process::Child,
@@ -103,7 +103,7 @@ impl Drop for QdrantServer {
 /// The test server binary: `RAGLOOM_TEST_QDRANT_SERVER`, else the one
 /// `cargo test --workspace` builds beside this test; `None` (after saying
 /// so) when absent outside CI.
-pub fn qdrant_server_binary() -> Option<PathBuf> {
+pub(crate) fn qdrant_server_binary() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("RAGLOOM_TEST_QDRANT_SERVER") {
         let p = PathBuf::from(p);
         assert!(
@@ -136,7 +136,7 @@ pub fn qdrant_server_binary() -> Option<PathBuf> {
 }
 
 /// Starts a Qdrant test server; `None` when its binary is absent (outside CI).
-pub fn start_qdrant() -> Option<QdrantServer> {
+pub(crate) fn start_qdrant() -> Option<QdrantServer> {
     use std::io::BufRead;
     let bin = qdrant_server_binary()?;
     let mut child = std::process::Command::new(bin)
@@ -160,7 +160,7 @@ pub fn start_qdrant() -> Option<QdrantServer> {
 /// Runs `test` with every `ragloom` it starts keeping its indexes in a
 /// Qdrant test server of its own (collections prefixed per home folder).
 /// Skips (outside CI) without the server binary.
-pub fn in_qdrant(test: fn()) {
+pub(crate) fn in_qdrant(test: fn()) {
     let Some(server) = start_qdrant() else { return };
     QD.with(|q| *q.borrow_mut() = Some(server));
     struct Cleanup;
@@ -174,27 +174,27 @@ pub fn in_qdrant(test: fn()) {
 }
 
 /// Whether the running test is in Qdrant mode.
-pub fn qdrant_mode() -> bool {
+pub(crate) fn qdrant_mode() -> bool {
     QD.with(|q| q.borrow().is_some())
 }
 
 /// The Qdrant server of the running test (`http://...`), in Qdrant mode.
-pub fn current_qdrant_url() -> Option<String> {
+pub(crate) fn current_qdrant_url() -> Option<String> {
     QD.with(|q| q.borrow().as_ref().map(|s| s.url.clone()))
 }
 
 /// The collection prefix of `home`'s indexes in Qdrant mode (with its `_`).
-pub fn qdrant_prefix(home: &Path) -> String {
+pub(crate) fn qdrant_prefix(home: &Path) -> String {
     format!("{}_", schema_for(home))
 }
 
 /// Whether the running test is in PostgreSQL mode.
-pub fn postgres_mode() -> bool {
+pub(crate) fn postgres_mode() -> bool {
     PG.with(|p| p.borrow().is_some())
 }
 
 /// The `--store` value for `home` in PostgreSQL mode (its schema recorded for cleanup).
-pub fn store_for(home: &Path) -> Option<String> {
+pub(crate) fn store_for(home: &Path) -> Option<String> {
     if let Some(url) = current_qdrant_url() {
         let prefix = qdrant_prefix(home);
         return Some(format!(
@@ -216,7 +216,7 @@ pub fn store_for(home: &Path) -> Option<String> {
 }
 
 /// The schema the indexes of `home` live in, in PostgreSQL mode.
-pub fn schema_for(home: &Path) -> String {
+pub(crate) fn schema_for(home: &Path) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(home.display().to_string().as_bytes());
     let hash: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
@@ -224,13 +224,13 @@ pub fn schema_for(home: &Path) -> String {
 }
 
 /// Runs `sql` (several statements allowed) on the server at `url`.
-pub fn pg_execute(url: &str, sql: &str) {
+pub(crate) fn pg_execute(url: &str, sql: &str) {
     let (rt, mut conn) = pg_connect(url);
     rt.block_on(sqlx::raw_sql(sql).execute(&mut conn)).unwrap();
 }
 
 /// A connection to `url` and the runtime to drive it on.
-pub fn pg_connect(url: &str) -> (tokio::runtime::Runtime, sqlx::PgConnection) {
+pub(crate) fn pg_connect(url: &str) -> (tokio::runtime::Runtime, sqlx::PgConnection) {
     use sqlx::Connection;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -241,17 +241,17 @@ pub fn pg_connect(url: &str) -> (tokio::runtime::Runtime, sqlx::PgConnection) {
 }
 
 /// The PostgreSQL URL of the running test's server, in PostgreSQL mode.
-pub fn current_pg_url() -> Option<String> {
+pub(crate) fn current_pg_url() -> Option<String> {
     PG.with(|p| p.borrow().as_ref().map(|(u, _)| u.clone()))
 }
 
 /// The binary with no provider configured, its state under `home`.
-pub fn ragloom(home: &Path) -> Command {
+pub(crate) fn ragloom(home: &Path) -> Command {
     Command::from_std(ragloom_process(home))
 }
 
 /// [`ragloom`] as a plain process, for tests that handle its pipes themselves.
-pub fn ragloom_process(home: &Path) -> std::process::Command {
+pub(crate) fn ragloom_process(home: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("ragloom"));
     for v in PROVIDER_VARS {
         cmd.env_remove(v);
@@ -267,13 +267,13 @@ pub fn ragloom_process(home: &Path) -> std::process::Command {
     cmd
 }
 
-pub fn json_of(out: &[u8]) -> Value {
+pub(crate) fn json_of(out: &[u8]) -> Value {
     let text = String::from_utf8_lossy(out);
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
 /// `status --json` of the index of `data`.
-pub fn status(home: &Path, data: &Path) -> Value {
+pub(crate) fn status(home: &Path, data: &Path) -> Value {
     let out = ragloom(home)
         .args(["status", "--json", "--files"])
         .arg(data)
@@ -283,7 +283,7 @@ pub fn status(home: &Path, data: &Path) -> Value {
 }
 
 /// The live build's file under the persist dir `home/store`.
-pub fn live_db(home: &Path) -> PathBuf {
+pub(crate) fn live_db(home: &Path) -> PathBuf {
     let indexes = home.join("store/indexes");
     let dir = std::fs::read_dir(&indexes)
         .unwrap()
@@ -298,7 +298,7 @@ pub fn live_db(home: &Path) -> PathBuf {
 
 /// Ollama's `/api/embed` reply, for a `FaultServer` standing in for Ollama:
 /// a small vector counted from each input's letters.
-pub fn ollama_embeddings() -> Fault {
+pub(crate) fn ollama_embeddings() -> Fault {
     Fault::respond(|request| {
         let inputs = request.json()["input"]
             .as_array()
@@ -318,7 +318,7 @@ pub fn ollama_embeddings() -> Fault {
 
 /// Headless Chromium for tests that open a page: `RAGLOOM_TEST_CHROMIUM`
 /// (from `.ci/setup/chromium.sh`); `None` (after saying so) when unset outside CI.
-pub fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     match std::env::var_os("RAGLOOM_TEST_CHROMIUM") {
         Some(path) if !path.is_empty() => Some(PathBuf::from(path)),
         _ => {

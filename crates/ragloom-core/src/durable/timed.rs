@@ -8,14 +8,14 @@ use std::time::{Duration, Instant};
 
 /// Wraps the splitter's tokenizer; every clone adds to the same total.
 #[derive(Clone)]
-pub struct TimedTokenizer {
+pub(super) struct TimedTokenizer {
     inner: Arc<dyn Tokenizer>,
     nanos: Arc<AtomicU64>,
 }
 
 impl TimedTokenizer {
     /// Times `inner`, from zero.
-    pub fn new(inner: Arc<dyn Tokenizer>) -> Self {
+    pub(super) fn new(inner: Arc<dyn Tokenizer>) -> Self {
         TimedTokenizer {
             inner,
             nanos: Arc::new(AtomicU64::new(0)),
@@ -25,7 +25,7 @@ impl TimedTokenizer {
     /// The wall time of every call so far, added up over the threads that
     /// called it (so it can pass the wall time on several cores; a call's
     /// time includes any time its thread waited for a core).
-    pub fn elapsed(&self) -> Duration {
+    pub(super) fn elapsed(&self) -> Duration {
         Duration::from_nanos(self.nanos.load(Ordering::Relaxed))
     }
 
@@ -61,7 +61,7 @@ impl Tokenizer for TimedTokenizer {
 }
 
 /// The CPU time the calling thread has used so far, where the system says.
-pub fn thread_cpu_time() -> Option<Duration> {
+pub(super) fn thread_cpu_time() -> Option<Duration> {
     // The systems where the thread clock exists (rustix has none elsewhere).
     #[cfg(any(
         target_os = "linux",

@@ -110,7 +110,7 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// Writes through `index` (whose storage context is the transaction's).
-    pub fn vectors(
+    pub(super) fn vectors(
         index: VectorStoreIndex,
         transformations: Vec<Arc<dyn TransformComponent>>,
         workers: usize,
@@ -126,7 +126,7 @@ impl Writer {
     }
 
     /// Writes nodes without embeddings through the store's `sink`.
-    pub fn text(
+    pub(super) fn text(
         context: StorageContext,
         transformations: Vec<Arc<dyn TransformComponent>>,
         workers: usize,
@@ -147,7 +147,7 @@ impl Writer {
     /// how many nodes were split from them. The nodes of the batch before
     /// (`staged`) are written while these are split, and these are left in
     /// `staged` for the next call or [`Writer::flush`].
-    pub async fn refresh(
+    pub(super) async fn refresh(
         &self,
         docs: &[Node],
         staged: &mut Option<Staged>,
@@ -199,7 +199,7 @@ impl Writer {
     }
 
     /// Writes the nodes left staged by the last [`Writer::refresh`].
-    pub async fn flush(&self, staged: Option<Staged>, times: &mut Times) -> Result<()> {
+    pub(super) async fn flush(&self, staged: Option<Staged>, times: &mut Times) -> Result<()> {
         if let Some(batch) = staged {
             let (wall, cpu) = batch.spawn_store(self.context.clone()).await?;
             times.write += wall;
@@ -209,7 +209,7 @@ impl Writer {
     }
 
     /// Removes documents and their nodes (unknown ids are no error).
-    pub async fn delete(&self, ids: &[String]) -> Result<()> {
+    pub(super) async fn delete(&self, ids: &[String]) -> Result<()> {
         if let Some(index) = &self.index {
             return index.delete_ref_docs(ids, true).await;
         }
@@ -225,7 +225,7 @@ impl Writer {
         Ok(())
     }
 
-    pub fn context(&self) -> &StorageContext {
+    pub(super) fn context(&self) -> &StorageContext {
         &self.context
     }
 }

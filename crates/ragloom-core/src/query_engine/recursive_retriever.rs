@@ -11,11 +11,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// LlamaIndex's `DEFAULT_QUERY_RESPONSE_TMPL`.
-pub const DEFAULT_QUERY_RESPONSE_TMPL: &str = "Query: {query_str}\nResponse: {response}";
+pub(super) const DEFAULT_QUERY_RESPONSE_TMPL: &str = "Query: {query_str}\nResponse: {response}";
 
 /// How deep references are followed before giving up (a guard against
 /// reference cycles, which would recurse forever in Python).
-pub const MAX_RECURSION_DEPTH: usize = 32;
+pub(super) const MAX_RECURSION_DEPTH: usize = 32;
 
 /// What an id can stand for.
 enum Target<'a> {

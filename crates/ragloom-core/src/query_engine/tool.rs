@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// LlamaIndex's default name of a query engine tool.
-pub const DEFAULT_NAME: &str = "query_engine_tool";
+pub(super) const DEFAULT_NAME: &str = "query_engine_tool";
 /// LlamaIndex's default description of a query engine tool.
-pub const DEFAULT_DESCRIPTION: &str = "Useful for running a natural language query\nagainst a knowledge base and get back a natural language response.\n";
+pub(super) const DEFAULT_DESCRIPTION: &str = "Useful for running a natural language query\nagainst a knowledge base and get back a natural language response.\n";
 
 /// A query engine with the metadata a model chooses it by (LlamaIndex `QueryEngineTool`).
 ///

@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// LlamaIndex's default name of a retriever tool.
-pub const DEFAULT_RETRIEVER_TOOL_NAME: &str = "retriever_tool";
+pub(super) const DEFAULT_RETRIEVER_TOOL_NAME: &str = "retriever_tool";
 /// LlamaIndex's default description of a retriever tool.
-pub const DEFAULT_RETRIEVER_TOOL_DESCRIPTION: &str = "Useful for running a natural language query\nagainst a knowledge base and retrieving a set of relevant documents.\n";
+pub(super) const DEFAULT_RETRIEVER_TOOL_DESCRIPTION: &str = "Useful for running a natural language query\nagainst a knowledge base and retrieving a set of relevant documents.\n";
 
 /// A retriever with the metadata a model chooses it by (LlamaIndex `RetrieverTool`).
 ///

@@ -20,7 +20,7 @@ pub fn py_repr(value: &Value) -> String {
 }
 
 /// Python's `repr(dict)` of a JSON object, without wrapping it in a `Value`.
-pub fn py_repr_object(map: &serde_json::Map<String, Value>) -> String {
+pub(super) fn py_repr_object(map: &serde_json::Map<String, Value>) -> String {
     let mut out = String::new();
     write_object_repr(&mut out, map);
     out

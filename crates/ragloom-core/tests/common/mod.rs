@@ -5,7 +5,7 @@ use std::ffi::OsString;
 
 /// The reference Python (`RAGLOOM_PYTHON`, set by `cargo xtask ci`), or
 /// `None` off CI after saying the test is skipped; on CI its absence fails.
-pub fn reference_python(needs: &str) -> Option<OsString> {
+pub(crate) fn reference_python(needs: &str) -> Option<OsString> {
     if let Some(python) = std::env::var_os("RAGLOOM_PYTHON") {
         return Some(python);
     }
@@ -19,7 +19,7 @@ pub fn reference_python(needs: &str) -> Option<OsString> {
 
 /// Runs `tests/py/<script>` with `args` under `python`; its stdout, after
 /// asserting it succeeded (its stderr in the failure message).
-pub fn run_script<I, A>(python: &std::ffi::OsStr, script: &str, args: I) -> Vec<u8>
+pub(crate) fn run_script<I, A>(python: &std::ffi::OsStr, script: &str, args: I) -> Vec<u8>
 where
     I: IntoIterator<Item = A>,
     A: AsRef<std::ffi::OsStr>,
@@ -43,7 +43,7 @@ where
 /// The shared corpus folder (`paul_graham_essay.txt`, `sources/`), not
 /// shipped with the crate: `$RAGLOOM_CORPUS_DIR`, else the nearest
 /// `shared/corpus` above this crate (beside the repository or inside it).
-pub fn find_corpus_dir() -> Option<std::path::PathBuf> {
+pub(crate) fn find_corpus_dir() -> Option<std::path::PathBuf> {
     if let Some(dir) = std::env::var_os("RAGLOOM_CORPUS_DIR") {
         return Some(dir.into());
     }
@@ -54,7 +54,7 @@ pub fn find_corpus_dir() -> Option<std::path::PathBuf> {
 }
 
 /// [`find_corpus_dir`], or a panic saying how to point at the corpus.
-pub fn corpus_dir() -> std::path::PathBuf {
+pub(crate) fn corpus_dir() -> std::path::PathBuf {
     find_corpus_dir().unwrap_or_else(|| {
         panic!(
             "the corpus folder shared/corpus was not found above {}; set \

@@ -66,7 +66,7 @@ impl fmt::Debug for CommonOptions {
 impl CommonOptions {
     /// Checks the ranges LlamaIndex's pydantic fields enforce and builds the
     /// parameters; reasoning models get temperature 1, the only one they take.
-    pub fn params(&self, model: &str, reasoning_model: bool) -> Result<Params> {
+    pub(crate) fn params(&self, model: &str, reasoning_model: bool) -> Result<Params> {
         if model.trim().is_empty() {
             return Err(Error::InvalidInput("model must not be empty".to_owned()));
         }
@@ -98,7 +98,7 @@ impl CommonOptions {
     }
 
     /// LlamaIndex's `num_output`: `max_tokens`, or -1 for "as many as the model likes".
-    pub fn num_output(&self) -> i64 {
+    pub(crate) fn num_output(&self) -> i64 {
         self.max_tokens.map_or(-1, i64::from)
     }
 }

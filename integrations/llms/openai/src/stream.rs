@@ -38,7 +38,7 @@ pub(crate) struct ToolCallAssembler {
 }
 
 impl ToolCallAssembler {
-    pub fn push(&mut self, fragments: &[WireToolCall]) {
+    pub(crate) fn push(&mut self, fragments: &[WireToolCall]) {
         for fragment in fragments {
             let id = fragment.id.as_deref().unwrap_or("");
             let index = match fragment.index {
@@ -77,7 +77,7 @@ impl ToolCallAssembler {
     }
 
     /// The calls so far, in index order, arguments parsed as far as they go.
-    pub fn tool_calls(&self) -> Vec<ToolCall> {
+    pub(crate) fn tool_calls(&self) -> Vec<ToolCall> {
         let mut calls = self.calls.clone();
         calls.sort_by_key(|c| c.index);
         calls

@@ -69,7 +69,7 @@ pub(crate) struct WireUsage {
 }
 
 impl WireUsage {
-    pub fn to_usage(self) -> TokenUsage {
+    pub(crate) fn to_usage(self) -> TokenUsage {
         let prompt = self.prompt_tokens.unwrap_or(0) as usize;
         let completion = self.completion_tokens.unwrap_or(0) as usize;
         TokenUsage {

@@ -86,7 +86,7 @@ macro_rules! each {
 }
 
 impl Backend {
-    pub fn open(target: &Target, collection: &str) -> Result<Self> {
+    pub(crate) fn open(target: &Target, collection: &str) -> Result<Self> {
         match target {
             Target::Remote { url, api_key } => Ok(Backend::Remote(remote::Remote::connect(
                 url,
@@ -105,15 +105,15 @@ impl Backend {
     }
 
     /// The collection's vector names, or `None` when it does not exist.
-    pub async fn vector_names(&self) -> Result<Option<VectorNames>> {
+    pub(crate) async fn vector_names(&self) -> Result<Option<VectorNames>> {
         each!(self, b => b.vector_names().await)
     }
 
-    pub async fn create(&self, spec: &CreateSpec) -> Result<()> {
+    pub(crate) async fn create(&self, spec: &CreateSpec) -> Result<()> {
         each!(self, b => b.create(spec).await)
     }
 
-    pub async fn upsert(
+    pub(crate) async fn upsert(
         &self,
         using: &Using,
         points: Vec<Point>,
@@ -123,34 +123,39 @@ impl Backend {
         each!(self, b => b.upsert(using, points, batch_size, parallel).await)
     }
 
-    pub async fn search(&self, search: &Search, limit: usize, plan: &Plan) -> Result<Vec<Hit>> {
+    pub(crate) async fn search(
+        &self,
+        search: &Search,
+        limit: usize,
+        plan: &Plan,
+    ) -> Result<Vec<Hit>> {
         each!(self, b => b.search(search, limit, plan).await)
     }
 
     /// Sets payload keys (merged into each payload) on the points `plan` selects.
-    pub async fn set_payload(&self, plan: &Plan, payload: Metadata) -> Result<()> {
+    pub(crate) async fn set_payload(&self, plan: &Plan, payload: Metadata) -> Result<()> {
         each!(self, b => b.set_payload(plan, payload).await)
     }
 
     /// Removes payload keys from the points `plan` selects.
-    pub async fn delete_payload(&self, plan: &Plan, keys: &[&str]) -> Result<()> {
+    pub(crate) async fn delete_payload(&self, plan: &Plan, keys: &[&str]) -> Result<()> {
         each!(self, b => b.delete_payload(plan, keys).await)
     }
 
-    pub async fn retrieve(&self, ids: &[String]) -> Result<Vec<Hit>> {
+    pub(crate) async fn retrieve(&self, ids: &[String]) -> Result<Vec<Hit>> {
         each!(self, b => b.retrieve(ids).await)
     }
 
-    pub async fn scroll(&self, plan: &Plan, limit: usize) -> Result<Vec<Hit>> {
+    pub(crate) async fn scroll(&self, plan: &Plan, limit: usize) -> Result<Vec<Hit>> {
         each!(self, b => b.scroll(plan, limit).await)
     }
 
-    pub async fn delete(&self, plan: &Plan) -> Result<()> {
+    pub(crate) async fn delete(&self, plan: &Plan) -> Result<()> {
         each!(self, b => b.delete(plan).await)
     }
 
     /// Points `plan` selects with their dense vector `name` (`""`: unnamed).
-    pub async fn scroll_vectors(
+    pub(crate) async fn scroll_vectors(
         &self,
         plan: &Plan,
         limit: usize,
@@ -165,7 +170,7 @@ impl Backend {
         }
     }
 
-    pub async fn drop_collection(&self) -> Result<()> {
+    pub(crate) async fn drop_collection(&self) -> Result<()> {
         each!(self, b => b.drop_collection().await)
     }
 }
@@ -200,7 +205,7 @@ pub(crate) mod remote {
     }
 
     impl Remote {
-        pub fn connect(url: &str, api_key: Option<&str>, collection: &str) -> Result<Self> {
+        pub(crate) fn connect(url: &str, api_key: Option<&str>, collection: &str) -> Result<Self> {
             let mut builder = Qdrant::from_url(url).skip_compatibility_check();
             if let Some(key) = api_key {
                 builder = builder.api_key(key);
@@ -218,7 +223,7 @@ pub(crate) mod remote {
             provider_error(format_args!("{what} (collection `{}`)", self.collection), e)
         }
 
-        pub async fn vector_names(&self) -> Result<Option<VectorNames>> {
+        pub(crate) async fn vector_names(&self) -> Result<Option<VectorNames>> {
             let exists = self
                 .client
                 .collection_exists(self.collection.as_str())
@@ -250,7 +255,7 @@ pub(crate) mod remote {
             Ok(Some(names))
         }
 
-        pub async fn create(&self, spec: &CreateSpec) -> Result<()> {
+        pub(crate) async fn create(&self, spec: &CreateSpec) -> Result<()> {
             let vectors_config = spec.dense.as_ref().map(|(name, dim)| {
                 let params = VectorParams {
                     size: *dim as u64,
@@ -310,7 +315,7 @@ pub(crate) mod remote {
             Ok(())
         }
 
-        pub async fn upsert(
+        pub(crate) async fn upsert(
             &self,
             using: &Using,
             points: Vec<Point>,
@@ -339,7 +344,12 @@ pub(crate) mod remote {
                 .map(|_| ())
         }
 
-        pub async fn search(&self, search: &Search, limit: usize, plan: &Plan) -> Result<Vec<Hit>> {
+        pub(crate) async fn search(
+            &self,
+            search: &Search,
+            limit: usize,
+            plan: &Plan,
+        ) -> Result<Vec<Hit>> {
             let using = |name: &str| (!name.is_empty()).then(|| name.to_string());
             let mut request = QueryPoints {
                 collection_name: self.collection.clone(),
@@ -394,7 +404,7 @@ pub(crate) mod remote {
                 .collect())
         }
 
-        pub async fn set_payload(&self, plan: &Plan, payload: Metadata) -> Result<()> {
+        pub(crate) async fn set_payload(&self, plan: &Plan, payload: Metadata) -> Result<()> {
             let request = SetPayloadPoints {
                 collection_name: self.collection.clone(),
                 wait: Some(true),
@@ -409,7 +419,7 @@ pub(crate) mod remote {
                 .map(|_| ())
         }
 
-        pub async fn delete_payload(&self, plan: &Plan, keys: &[&str]) -> Result<()> {
+        pub(crate) async fn delete_payload(&self, plan: &Plan, keys: &[&str]) -> Result<()> {
             let request = DeletePayloadPoints {
                 collection_name: self.collection.clone(),
                 wait: Some(true),
@@ -424,7 +434,7 @@ pub(crate) mod remote {
                 .map(|_| ())
         }
 
-        pub async fn retrieve(&self, ids: &[String]) -> Result<Vec<Hit>> {
+        pub(crate) async fn retrieve(&self, ids: &[String]) -> Result<Vec<Hit>> {
             let request = GetPoints {
                 collection_name: self.collection.clone(),
                 ids: ids.iter().map(|id| PointId::from(id.as_str())).collect(),
@@ -443,12 +453,12 @@ pub(crate) mod remote {
                 .collect())
         }
 
-        pub async fn scroll(&self, plan: &Plan, limit: usize) -> Result<Vec<Hit>> {
+        pub(crate) async fn scroll(&self, plan: &Plan, limit: usize) -> Result<Vec<Hit>> {
             let hits = self.scroll_points(plan, limit, None).await?;
             Ok(hits.into_iter().map(|(h, _)| h).collect())
         }
 
-        pub async fn scroll_vectors(
+        pub(crate) async fn scroll_vectors(
             &self,
             plan: &Plan,
             limit: usize,
@@ -494,7 +504,7 @@ pub(crate) mod remote {
             Ok(out)
         }
 
-        pub async fn delete(&self, plan: &Plan) -> Result<()> {
+        pub(crate) async fn delete(&self, plan: &Plan) -> Result<()> {
             let request = DeletePoints {
                 collection_name: self.collection.clone(),
                 wait: Some(true),
@@ -508,7 +518,7 @@ pub(crate) mod remote {
                 .map(|_| ())
         }
 
-        pub async fn drop_collection(&self) -> Result<()> {
+        pub(crate) async fn drop_collection(&self) -> Result<()> {
             if self.vector_names().await?.is_some() {
                 self.client
                     .delete_collection(self.collection.as_str())
@@ -663,7 +673,7 @@ pub(crate) mod embedded {
     }
 
     impl Embedded {
-        pub fn new(dir: PathBuf) -> Self {
+        pub(crate) fn new(dir: PathBuf) -> Self {
             Self {
                 dir,
                 shard: Mutex::new(None),
@@ -722,14 +732,14 @@ pub(crate) mod embedded {
             })
         }
 
-        pub async fn vector_names(&self) -> Result<Option<VectorNames>> {
+        pub(crate) async fn vector_names(&self) -> Result<Option<VectorNames>> {
             Ok(self.shard().await?.map(|s| VectorNames {
                 dense: s.config().vectors.keys().cloned().collect(),
                 sparse: Vec::new(),
             }))
         }
 
-        pub async fn create(&self, spec: &CreateSpec) -> Result<()> {
+        pub(crate) async fn create(&self, spec: &CreateSpec) -> Result<()> {
             let (Some((name, dim)), None) = (spec.dense.clone(), &spec.sparse) else {
                 return Err(unsupported());
             };
@@ -757,7 +767,7 @@ pub(crate) mod embedded {
             Ok(())
         }
 
-        pub async fn upsert(
+        pub(crate) async fn upsert(
             &self,
             using: &Using,
             points: Vec<Point>,
@@ -799,7 +809,12 @@ pub(crate) mod embedded {
             .await
         }
 
-        pub async fn search(&self, search: &Search, limit: usize, plan: &Plan) -> Result<Vec<Hit>> {
+        pub(crate) async fn search(
+            &self,
+            search: &Search,
+            limit: usize,
+            plan: &Plan,
+        ) -> Result<Vec<Hit>> {
             let Search::Dense(vector_name, vector) = search else {
                 return Err(unsupported());
             };
@@ -827,7 +842,7 @@ pub(crate) mod embedded {
                 .collect())
         }
 
-        pub async fn retrieve(&self, ids: &[String]) -> Result<Vec<Hit>> {
+        pub(crate) async fn retrieve(&self, ids: &[String]) -> Result<Vec<Hit>> {
             let shard = self.require().await?;
             let ids = ids
                 .iter()
@@ -844,7 +859,7 @@ pub(crate) mod embedded {
                 .collect())
         }
 
-        pub async fn scroll(&self, plan: &Plan, limit: usize) -> Result<Vec<Hit>> {
+        pub(crate) async fn scroll(&self, plan: &Plan, limit: usize) -> Result<Vec<Hit>> {
             let shard = self.require().await?;
             let filter = filter(plan)?;
             let records = self
@@ -875,7 +890,7 @@ pub(crate) mod embedded {
                 .collect())
         }
 
-        pub async fn delete(&self, plan: &Plan) -> Result<()> {
+        pub(crate) async fn delete(&self, plan: &Plan) -> Result<()> {
             let shard = self.require().await?;
             // Qdrant's empty filter selects every point.
             let filter = filter(plan)?.unwrap_or_default();
@@ -889,7 +904,7 @@ pub(crate) mod embedded {
             .await
         }
 
-        pub async fn set_payload(&self, plan: &Plan, payload: Metadata) -> Result<()> {
+        pub(crate) async fn set_payload(&self, plan: &Plan, payload: Metadata) -> Result<()> {
             let op = PayloadOps::SetPayload(SetPayloadOp {
                 payload: payload.into(),
                 points: None,
@@ -899,7 +914,7 @@ pub(crate) mod embedded {
             self.payload_op("setting payload", op).await
         }
 
-        pub async fn delete_payload(&self, plan: &Plan, keys: &[&str]) -> Result<()> {
+        pub(crate) async fn delete_payload(&self, plan: &Plan, keys: &[&str]) -> Result<()> {
             let keys = keys
                 .iter()
                 .map(|k| {
@@ -926,7 +941,7 @@ pub(crate) mod embedded {
             .await
         }
 
-        pub async fn drop_collection(&self) -> Result<()> {
+        pub(crate) async fn drop_collection(&self) -> Result<()> {
             let shard = self.shard().await?;
             self.set(None);
             drop(shard);

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 /// The collection of commit markers: one per source, naming its live build
 /// and that build's committed generation.
-pub const MARKERS: &str = "ragloom_indexes";
+pub(crate) const MARKERS: &str = "ragloom_indexes";
 
 /// Points per upsert request: bigger than LlamaIndex's 64, as one sync
 /// writes many.

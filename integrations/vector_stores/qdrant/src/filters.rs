@@ -58,7 +58,7 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.must.is_empty() && self.should.is_empty() && self.must_not.is_empty()
     }
 
@@ -72,7 +72,7 @@ impl Plan {
     }
 
     /// Every condition of `self` and of `other`.
-    pub fn and(mut self, other: Plan) -> Plan {
+    pub(crate) fn and(mut self, other: Plan) -> Plan {
         if other.is_empty() {
             return self;
         }

@@ -17,7 +17,7 @@ use std::sync::{Arc, RwLock};
 use tracing::Instrument;
 
 /// LlamaIndex's default `insert_batch_size`.
-pub const DEFAULT_INSERT_BATCH_SIZE: usize = 2048;
+pub(super) const DEFAULT_INSERT_BATCH_SIZE: usize = 2048;
 
 /// An index that embeds nodes into a vector store and retrieves them by
 /// similarity (LlamaIndex `VectorStoreIndex`). Cloning shares the index.

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use std::collections::{HashMap, HashSet};
 
 /// LlamaIndex's default `similarity_top_k`.
-pub const DEFAULT_SIMILARITY_TOP_K: usize = 2;
+pub(super) const DEFAULT_SIMILARITY_TOP_K: usize = 2;
 
 /// Retrieves the nodes of a [`VectorStoreIndex`] nearest to a query
 /// (LlamaIndex `VectorIndexRetriever`). Configure with the builder methods.
