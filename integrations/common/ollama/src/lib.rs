@@ -9,7 +9,9 @@
 #![warn(missing_docs)]
 
 mod connection;
+mod options;
 mod wire;
 
 pub use connection::*;
+pub use options::ServerOptions;
 pub use wire::*;

@@ -2,9 +2,7 @@
 //! through Ollama's `/api/embed`, one request per batch of `embed_batch_size` texts.
 
 use async_trait::async_trait;
-use ragloom_common_ollama::{
-    Connection, OllamaHost, PROVIDER, keep_alive_from_duration, parse_keep_alive,
-};
+use ragloom_common_ollama::{Connection, OllamaHost, PROVIDER, ServerOptions};
 use ragloom_common_ollama::{EmbedReply, EmbedRequest, KeepAlive, ModelOptions};
 use ragloom_core::embeddings::{DEFAULT_EMBED_BATCH_SIZE, Embedding};
 use ragloom_core::{Error, Result};
@@ -69,16 +67,13 @@ impl fmt::Debug for OllamaEmbedding {
 #[derive(Clone, Debug)]
 pub struct OllamaEmbeddingBuilder {
     model_name: String,
-    base_url: Option<String>,
+    server: ServerOptions,
     embed_batch_size: usize,
     ollama_additional_kwargs: Map<String, Value>,
     query_instruction: Option<String>,
     text_instruction: Option<String>,
-    keep_alive: Option<KeepAlive>,
-    keep_alive_error: Option<String>,
     dimensions: Option<u32>,
     truncate: Option<bool>,
-    request_timeout: Option<Duration>,
 }
 
 impl OllamaEmbeddingBuilder {
@@ -86,25 +81,17 @@ impl OllamaEmbeddingBuilder {
     pub fn new(model_name: impl Into<String>) -> Self {
         Self {
             model_name: model_name.into(),
-            base_url: None,
+            server: ServerOptions::default(),
             embed_batch_size: DEFAULT_EMBED_BATCH_SIZE,
             ollama_additional_kwargs: Map::new(),
             query_instruction: None,
             text_instruction: None,
-            keep_alive: None,
-            keep_alive_error: None,
             dimensions: None,
             truncate: None,
-            request_timeout: None,
         }
     }
 
-    /// The server address, read with `OLLAMA_HOST`'s rules (`host:port`,
-    /// scheme optional). Default: `OLLAMA_HOST`, else `http://127.0.0.1:11434`.
-    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = Some(base_url.into());
-        self
-    }
+    ragloom_common_ollama::server_option_setters!();
 
     /// Texts per `/api/embed` request (default 10; 1 to 2048).
     pub fn embed_batch_size(mut self, embed_batch_size: usize) -> Self {
@@ -137,31 +124,6 @@ impl OllamaEmbeddingBuilder {
         self
     }
 
-    /// How long Ollama keeps the model loaded after a request (`keep_alive`).
-    pub fn keep_alive(mut self, keep_alive: KeepAlive) -> Self {
-        self.keep_alive = Some(keep_alive);
-        self.keep_alive_error = None;
-        self
-    }
-
-    /// [`Self::keep_alive`] from text (`"-1"`, `"0"`, seconds, `30s`, `10m`,
-    /// `2h`); a bad value fails [`Self::build`].
-    pub fn keep_alive_str(mut self, keep_alive: &str) -> Self {
-        match parse_keep_alive(keep_alive) {
-            Ok(k) => {
-                self.keep_alive = Some(k);
-                self.keep_alive_error = None;
-            }
-            Err(e) => self.keep_alive_error = Some(e.to_string()),
-        }
-        self
-    }
-
-    /// [`Self::keep_alive`] as a duration (whole seconds, rounded up).
-    pub fn keep_alive_duration(self, keep_alive: Duration) -> Self {
-        self.keep_alive(keep_alive_from_duration(keep_alive))
-    }
-
     /// Ask the model for vectors of this length (`dimensions`, for models
     /// that support shortening); also what [`Embedding::dimensions`] reports.
     pub fn dimensions(mut self, dimensions: u32) -> Self {
@@ -178,7 +140,7 @@ impl OllamaEmbeddingBuilder {
 
     /// Timeout to connect and for each wait for data; default none, as LlamaIndex's client.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.request_timeout = Some(timeout);
+        self.server.request_timeout = Some(timeout);
         self
     }
 
@@ -195,9 +157,6 @@ impl OllamaEmbeddingBuilder {
                 self.embed_batch_size
             )));
         }
-        if let Some(e) = self.keep_alive_error {
-            return Err(Error::InvalidInput(e));
-        }
         let options = if self.ollama_additional_kwargs.is_empty() {
             None
         } else {
@@ -212,11 +171,7 @@ impl OllamaEmbeddingBuilder {
                 })?,
             )
         };
-        let host = match &self.base_url {
-            Some(url) => OllamaHost::parse(url),
-            None => OllamaHost::from_env(),
-        };
-        let conn = Connection::new(&host, self.request_timeout)?;
+        let (host, conn) = self.server.connect()?;
         Ok(OllamaEmbedding {
             model_name: self.model_name,
             host,
@@ -225,7 +180,7 @@ impl OllamaEmbeddingBuilder {
             options,
             query_instruction: self.query_instruction,
             text_instruction: self.text_instruction,
-            keep_alive: self.keep_alive,
+            keep_alive: self.server.keep_alive,
             dimensions: self.dimensions,
             truncate: self.truncate,
         })

@@ -7,9 +7,7 @@ use crate::convert::{
 use crate::stream::{StreamContext, decode_chat_stream};
 use crate::wire::{ChatReply, ChatRequest, Format};
 use async_trait::async_trait;
-use ragloom_common_ollama::{
-    Connection, OllamaHost, PROVIDER, keep_alive_from_duration, parse_keep_alive, server_error_text,
-};
+use ragloom_common_ollama::{Connection, OllamaHost, PROVIDER, ServerOptions, server_error_text};
 use ragloom_common_ollama::{KeepAlive, ModelOptions};
 use ragloom_core::llms::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, CompletionResponseStream,
@@ -77,16 +75,13 @@ impl fmt::Debug for Ollama {
 #[derive(Clone, Debug)]
 pub struct OllamaBuilder {
     model: String,
-    base_url: Option<String>,
+    server: ServerOptions,
     temperature: Option<f32>,
     context_window: Option<usize>,
     num_ctx: Option<u64>,
     seed: Option<i32>,
     stop: Option<Vec<String>>,
     additional_kwargs: Map<String, Value>,
-    request_timeout: Option<Duration>,
-    keep_alive: Option<KeepAlive>,
-    keep_alive_error: Option<String>,
     json_mode: bool,
     is_function_calling_model: bool,
     thinking: Option<bool>,
@@ -97,28 +92,20 @@ impl OllamaBuilder {
     pub fn new(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
-            base_url: None,
+            server: ServerOptions::with_timeout(Some(DEFAULT_REQUEST_TIMEOUT)),
             temperature: None,
             context_window: None,
             num_ctx: None,
             seed: None,
             stop: None,
             additional_kwargs: Map::new(),
-            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
-            keep_alive: None,
-            keep_alive_error: None,
             json_mode: false,
             is_function_calling_model: true,
             thinking: None,
         }
     }
 
-    /// The server address, read with `OLLAMA_HOST`'s rules (`host:port`,
-    /// scheme optional). Default: `OLLAMA_HOST`, else `http://127.0.0.1:11434`.
-    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
-        self.base_url = Some(base_url.into());
-        self
-    }
+    ragloom_common_ollama::server_option_setters!();
 
     /// Sampling temperature (`options.temperature`); unset leaves the model's default.
     pub fn temperature(mut self, temperature: f32) -> Self {
@@ -175,40 +162,14 @@ impl OllamaBuilder {
     /// reply (default 30 s, LlamaIndex's). A non-streamed answer arrives in
     /// one piece, so slow models need more.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.request_timeout = Some(timeout);
+        self.server.request_timeout = Some(timeout);
         self
     }
 
     /// No timeout at all.
     pub fn no_request_timeout(mut self) -> Self {
-        self.request_timeout = None;
+        self.server.request_timeout = None;
         self
-    }
-
-    /// How long Ollama keeps the model loaded after a request (`keep_alive`);
-    /// unset leaves the server's default (5 minutes).
-    pub fn keep_alive(mut self, keep_alive: KeepAlive) -> Self {
-        self.keep_alive = Some(keep_alive);
-        self.keep_alive_error = None;
-        self
-    }
-
-    /// [`Self::keep_alive`] from text: `"-1"` (forever), `"0"` (unload at
-    /// once), seconds, or `30s` / `10m` / `2h`. A bad value fails [`Self::build`].
-    pub fn keep_alive_str(mut self, keep_alive: &str) -> Self {
-        match parse_keep_alive(keep_alive) {
-            Ok(k) => {
-                self.keep_alive = Some(k);
-                self.keep_alive_error = None;
-            }
-            Err(e) => self.keep_alive_error = Some(e.to_string()),
-        }
-        self
-    }
-
-    /// [`Self::keep_alive`] as a duration (whole seconds, rounded up).
-    pub fn keep_alive_duration(self, keep_alive: Duration) -> Self {
-        self.keep_alive(keep_alive_from_duration(keep_alive))
     }
 
     /// Ask for JSON output on every chat (`"format": "json"`, LlamaIndex's `json_mode`).
@@ -237,9 +198,6 @@ impl OllamaBuilder {
             return Err(Error::InvalidInput(
                 "ollama: the model name is empty (e.g. \"llama3.2\")".to_owned(),
             ));
-        }
-        if let Some(e) = self.keep_alive_error {
-            return Err(Error::InvalidInput(e));
         }
         let kwarg_num_ctx = self
             .additional_kwargs
@@ -277,18 +235,14 @@ impl OllamaBuilder {
         if let (Some(stop), false) = (self.stop, given("stop")) {
             options = options.stop(stop);
         }
-        let host = match &self.base_url {
-            Some(url) => OllamaHost::parse(url),
-            None => OllamaHost::from_env(),
-        };
-        let conn = Connection::new(&host, self.request_timeout)?;
+        let (host, conn) = self.server.connect()?;
         Ok(Ollama {
             model: self.model,
             host,
             conn,
             context_window,
             options,
-            keep_alive: self.keep_alive,
+            keep_alive: self.server.keep_alive,
             json_mode: self.json_mode,
             is_function_calling_model: self.is_function_calling_model,
             thinking: self.thinking,
