@@ -28,11 +28,9 @@ pub(crate) struct EvalPlan {
 
 /// A library refusal of the flags' values is bad usage here.
 fn usage<T>(result: Result<T>, hint: &str) -> Result<T, CliError> {
-    result.map_err(|e| match e {
-        e if e.is_invalid_input() => {
-            CliError::new(exit::USAGE, e.input_problem().unwrap_or_default(), hint)
-        }
-        e => e.into(),
+    result.map_err(|e| match e.input_problem() {
+        Some(problem) => CliError::new(exit::USAGE, problem, hint),
+        None => e.into(),
     })
 }
 

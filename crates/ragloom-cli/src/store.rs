@@ -52,15 +52,15 @@ pub(crate) fn last_source(root: &Path) -> Option<String> {
 
 /// Resolves `--files`: a folder, a file or a glob.
 pub(crate) fn resolve_source(arg: &str) -> Result<Source, CliError> {
-    Source::resolve(arg).map_err(|e| match e {
-        ragloom::Error::NotFound(m) => CliError::no_input(
+    Source::resolve(arg).map_err(|e| match (e.input_problem(), e) {
+        (_, ragloom::Error::NotFound(m)) => CliError::no_input(
             m,
             "give a folder, a file, or a glob such as \"docs/**/*.md\"",
         ),
-        e if e.is_invalid_input() => CliError::no_input(
-            e.input_problem().unwrap_or_default(),
+        (Some(problem), _) => CliError::no_input(
+            problem,
             "quote the glob so the shell does not expand it: --files \"docs/**/*.md\"",
         ),
-        other => other.into(),
+        (None, other) => other.into(),
     })
 }

@@ -178,8 +178,10 @@ impl From<ServeError> for ApiError {
 
 impl From<ragloom::Error> for ApiError {
     fn from(e: ragloom::Error) -> Self {
+        if let Some(problem) = e.input_problem() {
+            return Self::bad_request(problem);
+        }
         match e {
-            e if e.is_invalid_input() => Self::bad_request(e.input_problem().unwrap_or_default()),
             ragloom::Error::NotFound(m) => Self::not_found("not_found", m),
             other => {
                 tracing::error!(error = %other, "request failed");

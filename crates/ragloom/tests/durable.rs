@@ -556,39 +556,24 @@ fn an_index_written_by_the_earlier_command_line_opens_and_syncs_nothing() {
     // The source key is the folder's absolute path, as it was.
     let at = Path::new("/tmp/ragloom-durable-fixture");
     let _ = std::fs::remove_dir_all(at);
-    copy_dir(&fixture.join("docs"), &at.join("docs"));
+    place_fixture_docs(&fixture.join("docs"), &at.join("docs"));
     copy_dir(&fixture.join("root"), &at.join("root"));
+    opens_answers_and_syncs_nothing(StoreUrl::Embedded, &at.join("docs"), &at.join("root"));
+    let _ = std::fs::remove_dir_all(at);
+}
+
+/// The fixture's documents at `to`, every file's time 2026-01-01T00:00:00Z
+/// as when the earlier command line ingested them.
+fn place_fixture_docs(from: &Path, to: &Path) {
+    copy_dir(from, to);
     let then = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
-    for e in std::fs::read_dir(at.join("docs")).unwrap() {
+    for e in std::fs::read_dir(to).unwrap() {
         let f = std::fs::File::options()
             .write(true)
             .open(e.unwrap().path())
             .unwrap();
         f.set_modified(then).unwrap();
     }
-    let index = index_at(&StoreUrl::Embedded, &at.join("root"), &at.join("docs"));
-    let rt = runtime();
-    let live = rt.block_on(index.open()).unwrap();
-    assert_eq!(live.manifest().last_ingest.nodes_total, 3);
-    let hits = rt
-        .block_on(
-            live.keyword_retriever(1, None)
-                .unwrap()
-                .retrieve(&"Who repainted the boat?".into()),
-        )
-        .unwrap();
-    assert!(
-        hits[0].node.get_text().contains("harbour mechanic"),
-        "{hits:?}"
-    );
-    let report = sync(&index);
-    assert_eq!(
-        (report.files, report.files_unchanged, report.documents),
-        (3, 3, 0),
-        "{report:?}"
-    );
-    assert_eq!(report.nodes_total, 3);
-    let _ = std::fs::remove_dir_all(at);
 }
 
 /// Opens an index the earlier command line wrote, answers from it without
@@ -628,15 +613,7 @@ fn server_indexes_written_by_the_earlier_command_line_open_and_sync_nothing() {
     // The source key is the folder's absolute path, as it was.
     let at = Path::new("/tmp/ragloom-durable-fixture-servers");
     let _ = std::fs::remove_dir_all(at);
-    copy_dir(&fixtures.join("durable-v1/docs"), &at.join("docs"));
-    let then = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
-    for e in std::fs::read_dir(at.join("docs")).unwrap() {
-        let f = std::fs::File::options()
-            .write(true)
-            .open(e.unwrap().path())
-            .unwrap();
-        f.set_modified(then).unwrap();
-    }
+    place_fixture_docs(&fixtures.join("durable-v1/docs"), &at.join("docs"));
     let servers = fixtures.join("durable-v1-servers");
     match std::env::var("RAGLOOM_TEST_PG_URL") {
         Ok(url) if !url.is_empty() => {

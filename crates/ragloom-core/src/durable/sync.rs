@@ -466,16 +466,10 @@ pub(crate) async fn sync(t: &Target<'_>, opts: &SyncOptions) -> Result<SyncRepor
         let (written, nodes) = writer
             .refresh(&loaded.documents, &mut staged, &mut times)
             .await?;
-        let written_ids: Vec<String> = loaded
-            .documents
-            .iter()
-            .zip(&written)
-            .filter(|(_, w)| **w)
-            .map(|(d, _)| d.id_.clone())
-            .collect();
+        let ingested = written.iter().filter(|w| **w).count();
         report.documents += loaded.documents.len();
-        report.ingested += written_ids.len();
-        report.unchanged += loaded.documents.len() - written_ids.len();
+        report.ingested += ingested;
+        report.unchanged += loaded.documents.len() - ingested;
         report.nodes_written += nodes;
         opts.emit(SyncEvent::BatchDone { files: batch.len() });
     }

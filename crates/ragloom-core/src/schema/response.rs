@@ -50,7 +50,8 @@ pub struct QueryBundle {
     /// The query's keyword terms as the default keyword tokenizer reads
     /// them (`Bm25Tokenizer::new`), once tokenized: keyword retrievers with
     /// that tokenizer and the passages' excerpts read them instead of
-    /// tokenizing the query again.
+    /// tokenizing the query again. They describe `query_str`: a bundle
+    /// whose text is changed needs them cleared (or re-read).
     pub keyword_terms: Option<Vec<String>>,
 }
 

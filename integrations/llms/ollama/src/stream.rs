@@ -6,17 +6,17 @@
 //! connection all reach the caller.
 
 use crate::convert::{THINKING_KEY, ToolNames, tool_call_from_wire, usage};
-use ragloom_common_ollama::{Connection, MAX_STREAM_LINE_BYTES, PROVIDER, server_error_text};
-
-/// The key of one stream item's reasoning text in `additional_kwargs`.
-pub const THINKING_DELTA_KEY: &str = "thinking_delta";
 use crate::wire::ToolCall as WireToolCall;
 use futures::stream::{self, Stream, StreamExt};
+use ragloom_common_ollama::{Connection, MAX_STREAM_LINE_BYTES, PROVIDER, server_error_text};
 use ragloom_core::llms::{ChatMessage, ChatResponse, ChatResponseStream, ToolCall};
 use ragloom_core::{Error, Result};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{HashSet, VecDeque};
+
+/// The key of one stream item's reasoning text in `additional_kwargs`.
+pub const THINKING_DELTA_KEY: &str = "thinking_delta";
 
 /// One line of the stream. Every field is optional: Ollama's final line may
 /// carry no `message`, and an error line carries only `error`.
