@@ -4,8 +4,8 @@
 
 use super::options::{ChatEngineOptions, chat_engine_option_setters};
 use super::utils::{
-    chat_span, context_synthesizer, llm_span, prefix_messages_with_context, record_usage,
-    require_vars, retrieve_context, retriever_source, text_to_chat_stream, write_turn_when_done,
+    ContextPrompts, answer_turn, chat_span, llm_span, record_usage, require_vars, retrieve_context,
+    retriever_source, stream_turn,
 };
 use super::{AgentChatResponse, ChatEngine, StreamingAgentChatResponse};
 use crate::error::Result;
@@ -13,9 +13,9 @@ use crate::llms::{ChatMessage, Llm, messages_to_history_str};
 use crate::memory::BaseMemory;
 use crate::postprocessor::NodePostprocessor;
 use crate::prompts::PromptTemplate;
-use crate::response_synthesizers::{CompactAndRefine, Synthesizer};
+use crate::response_synthesizers::CompactAndRefine;
 use crate::retrievers::Retriever;
-use crate::schema::{NodeWithScore, QueryBundle};
+use crate::schema::NodeWithScore;
 use crate::tools::ToolOutput;
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -39,8 +39,7 @@ pub struct CondensePlusContextChatEngine {
     retriever: Arc<dyn Retriever>,
     llm: Arc<dyn Llm>,
     memory: Arc<dyn BaseMemory>,
-    context_prompt: String,
-    context_refine_prompt: String,
+    prompts: ContextPrompts,
     condense_prompt: PromptTemplate,
     system_prompt: Option<String>,
     skip_condense: bool,
@@ -90,17 +89,12 @@ impl CondensePlusContextChatEngineBuilder {
 
     /// Builds the engine; a prompt without its variables is an error.
     pub fn build(mut self) -> Result<CondensePlusContextChatEngine> {
-        let context_prompt = self
-            .context_prompt
-            .unwrap_or_else(|| DEFAULT_CONTEXT_PROMPT_TEMPLATE.to_owned());
-        require_vars(&context_prompt, "context prompt", &["context_str"])?;
-        let context_refine_prompt = self
-            .context_refine_prompt
-            .unwrap_or_else(|| DEFAULT_CONTEXT_REFINE_PROMPT_TEMPLATE.to_owned());
-        require_vars(
-            &context_refine_prompt,
-            "context refine prompt",
-            &["context_msg", "existing_answer"],
+        let prompts = ContextPrompts::new(
+            "context prompt",
+            self.context_prompt,
+            DEFAULT_CONTEXT_PROMPT_TEMPLATE,
+            self.context_refine_prompt,
+            DEFAULT_CONTEXT_REFINE_PROMPT_TEMPLATE,
         )?;
         let condense_prompt = self
             .condense_prompt
@@ -115,8 +109,7 @@ impl CondensePlusContextChatEngineBuilder {
             retriever: self.retriever,
             llm: self.llm,
             memory,
-            context_prompt,
-            context_refine_prompt,
+            prompts,
             condense_prompt,
             system_prompt: self.options.system_prompt,
             skip_condense: self.skip_condense,
@@ -179,22 +172,8 @@ impl CondensePlusContextChatEngine {
 
     fn synthesizer(&self, chat_history: &[ChatMessage]) -> CompactAndRefine {
         let system_prompt = self.system_prompt.as_deref().unwrap_or_default();
-        let system_role = self.llm.metadata().system_role;
-        let qa = prefix_messages_with_context(
-            &self.context_prompt,
-            system_prompt,
-            &[],
-            chat_history,
-            system_role,
-        );
-        let refine = prefix_messages_with_context(
-            &self.context_refine_prompt,
-            system_prompt,
-            &[],
-            chat_history,
-            system_role,
-        );
-        context_synthesizer(self.llm.clone(), qa, refine)
+        self.prompts
+            .synthesizer(self.llm.clone(), system_prompt, &[], chat_history)
     }
 
     /// LlamaIndex's `_run_c3`: condense, retrieve, build the synthesizer.
@@ -232,22 +211,7 @@ impl ChatEngine for CondensePlusContextChatEngine {
     ) -> Result<AgentChatResponse> {
         async {
             let (synthesizer, source, nodes) = self.run_c3(message, chat_history).await?;
-            let response = synthesizer
-                .synthesize(&QueryBundle::new(message), nodes.clone(), Vec::new())
-                .await?;
-            let text = response.to_string();
-            self.memory
-                .put_messages(vec![
-                    ChatMessage::user(message),
-                    ChatMessage::assistant(text.clone()),
-                ])
-                .await?;
-            Ok(AgentChatResponse {
-                response: text,
-                sources: vec![source],
-                source_nodes: nodes,
-                ..Default::default()
-            })
+            answer_turn(synthesizer, self.memory.as_ref(), message, source, nodes).await
         }
         .instrument(chat_span("condense_plus_context", message, false))
         .await
@@ -260,16 +224,7 @@ impl ChatEngine for CondensePlusContextChatEngine {
     ) -> Result<StreamingAgentChatResponse> {
         async {
             let (synthesizer, source, nodes) = self.run_c3(message, chat_history).await?;
-            let streaming = synthesizer
-                .stream_synthesize(&QueryBundle::new(message), nodes.clone(), Vec::new())
-                .await?;
-            let deltas = write_turn_when_done(
-                text_to_chat_stream(streaming.response_gen),
-                self.memory.clone(),
-                ChatMessage::user(message),
-                tracing::Span::current(),
-            );
-            Ok(StreamingAgentChatResponse::new(deltas, vec![source], nodes))
+            stream_turn(synthesizer, self.memory.clone(), message, source, nodes).await
         }
         .instrument(chat_span("condense_plus_context", message, true))
         .await

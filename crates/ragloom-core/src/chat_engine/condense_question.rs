@@ -2,7 +2,9 @@
 //! into one standalone question with LlamaIndex's condense prompt, then asks the query engine.
 
 use super::options::{ChatEngineOptions, chat_engine_option_setters};
-use super::utils::{chat_span, query_engine_source, text_to_chat_stream, write_turn_when_done};
+use super::utils::{
+    chat_span, finish_turn, query_engine_source, text_to_chat_stream, write_turn_when_done,
+};
 use super::{AgentChatResponse, ChatEngine, StreamingAgentChatResponse};
 use crate::error::Result;
 use crate::llms::{ChatMessage, Llm, messages_to_history_str, predict};
@@ -142,18 +144,14 @@ impl ChatEngine for CondenseQuestionChatEngine {
                 .await?;
             let source = query_engine_source(&question, Some(&response));
             let text = response.to_string();
-            self.memory
-                .put_messages(vec![
-                    ChatMessage::user(message),
-                    ChatMessage::assistant(text.clone()),
-                ])
-                .await?;
-            Ok(AgentChatResponse {
-                response: text,
-                sources: vec![source],
-                source_nodes: response.source_nodes,
-                ..Default::default()
-            })
+            finish_turn(
+                self.memory.as_ref(),
+                message,
+                text,
+                source,
+                response.source_nodes,
+            )
+            .await
         }
         .instrument(chat_span("condense_question", message, false))
         .await

@@ -3,17 +3,15 @@
 
 use super::options::{ChatEngineOptions, chat_engine_option_setters};
 use super::utils::{
-    chat_span, context_synthesizer, prefix_messages_with_context, require_vars, retrieve_context,
-    retriever_source, text_to_chat_stream, write_turn_when_done,
+    ContextPrompts, answer_turn, chat_span, retrieve_context, retriever_source, stream_turn,
 };
 use super::{AgentChatResponse, ChatEngine, StreamingAgentChatResponse};
 use crate::error::Result;
 use crate::llms::{ChatMessage, Llm, MessageRole};
 use crate::memory::BaseMemory;
 use crate::postprocessor::NodePostprocessor;
-use crate::response_synthesizers::{CompactAndRefine, Synthesizer};
+use crate::response_synthesizers::CompactAndRefine;
 use crate::retrievers::Retriever;
-use crate::schema::QueryBundle;
 use async_trait::async_trait;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -34,8 +32,7 @@ pub struct ContextChatEngine {
     memory: Arc<dyn BaseMemory>,
     prefix_messages: Vec<ChatMessage>,
     node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
-    context_template: String,
-    context_refine_template: String,
+    prompts: ContextPrompts,
 }
 
 /// Options of a [`ContextChatEngine`] (LlamaIndex `ContextChatEngine.from_defaults`).
@@ -73,17 +70,12 @@ impl ContextChatEngineBuilder {
     /// Builds the engine. Both a system prompt and prefix messages, or a
     /// template without its variables, is an error.
     pub fn build(mut self) -> Result<ContextChatEngine> {
-        let context_template = self
-            .context_template
-            .unwrap_or_else(|| DEFAULT_CONTEXT_TEMPLATE.to_owned());
-        require_vars(&context_template, "context template", &["context_str"])?;
-        let context_refine_template = self
-            .context_refine_template
-            .unwrap_or_else(|| DEFAULT_REFINE_TEMPLATE.to_owned());
-        require_vars(
-            &context_refine_template,
-            "context refine template",
-            &["context_msg", "existing_answer"],
+        let prompts = ContextPrompts::new(
+            "context template",
+            self.context_template,
+            DEFAULT_CONTEXT_TEMPLATE,
+            self.context_refine_template,
+            DEFAULT_REFINE_TEMPLATE,
         )?;
         let memory = self.options.take_memory(self.llm.as_ref())?;
         let prefix_messages = self.options.take_prefix_messages(self.llm.as_ref())?;
@@ -93,8 +85,7 @@ impl ContextChatEngineBuilder {
             memory,
             prefix_messages,
             node_postprocessors: self.options.node_postprocessors,
-            context_template,
-            context_refine_template,
+            prompts,
         })
     }
 }
@@ -130,22 +121,8 @@ impl ContextChatEngine {
             }
             _ => ("", self.prefix_messages.as_slice()),
         };
-        let system_role = self.llm.metadata().system_role;
-        let qa = prefix_messages_with_context(
-            &self.context_template,
-            system_prompt,
-            prefix,
-            chat_history,
-            system_role,
-        );
-        let refine = prefix_messages_with_context(
-            &self.context_refine_template,
-            system_prompt,
-            prefix,
-            chat_history,
-            system_role,
-        );
-        context_synthesizer(self.llm.clone(), qa, refine)
+        self.prompts
+            .synthesizer(self.llm.clone(), system_prompt, prefix, chat_history)
     }
 
     async fn prepare(
@@ -173,22 +150,8 @@ impl ChatEngine for ContextChatEngine {
     ) -> Result<AgentChatResponse> {
         async {
             let (synthesizer, nodes) = self.prepare(message, chat_history).await?;
-            let response = synthesizer
-                .synthesize(&QueryBundle::new(message), nodes.clone(), Vec::new())
-                .await?;
-            let text = response.to_string();
-            self.memory
-                .put_messages(vec![
-                    ChatMessage::user(message),
-                    ChatMessage::assistant(text.clone()),
-                ])
-                .await?;
-            Ok(AgentChatResponse {
-                response: text,
-                sources: vec![retriever_source(message, &nodes)],
-                source_nodes: nodes,
-                ..Default::default()
-            })
+            let source = retriever_source(message, &nodes);
+            answer_turn(synthesizer, self.memory.as_ref(), message, source, nodes).await
         }
         .instrument(chat_span("context", message, false))
         .await
@@ -201,20 +164,8 @@ impl ChatEngine for ContextChatEngine {
     ) -> Result<StreamingAgentChatResponse> {
         async {
             let (synthesizer, nodes) = self.prepare(message, chat_history).await?;
-            let streaming = synthesizer
-                .stream_synthesize(&QueryBundle::new(message), nodes.clone(), Vec::new())
-                .await?;
-            let deltas = write_turn_when_done(
-                text_to_chat_stream(streaming.response_gen),
-                self.memory.clone(),
-                ChatMessage::user(message),
-                tracing::Span::current(),
-            );
-            Ok(StreamingAgentChatResponse::new(
-                deltas,
-                vec![retriever_source(message, &nodes)],
-                nodes,
-            ))
+            let source = retriever_source(message, &nodes);
+            stream_turn(synthesizer, self.memory.clone(), message, source, nodes).await
         }
         .instrument(chat_span("context", message, true))
         .await

@@ -1,15 +1,16 @@
 //! What the chat engines share: the default memory, the context prompts and
 //! their synthesizer, retrieval as a source, and streams that write the turn when they end.
 
+use super::{AgentChatResponse, StreamingAgentChatResponse};
 use crate::error::{Error, Result};
 use crate::llms::{
     ChatMessage, ChatResponse, ChatResponseStream, DEFAULT_NUM_OUTPUTS, Llm, MessageRole,
     TokenUsage,
 };
 use crate::memory::{BaseMemory, ChatMemoryBuffer};
-use crate::postprocessor::NodePostprocessor;
+use crate::postprocessor::{NodePostprocessor, retrieve_and_postprocess};
 use crate::prompts::{BasePromptTemplate, ChatPromptTemplate, PromptType};
-use crate::response_synthesizers::CompactAndRefine;
+use crate::response_synthesizers::{CompactAndRefine, Synthesizer};
 use crate::retrievers::Retriever;
 use crate::schema::{MetadataMode, NodeWithScore, QueryBundle, Response, py_strip};
 use crate::tools::ToolOutput;
@@ -99,7 +100,7 @@ fn literal(text: &str) -> String {
 /// LlamaIndex's `get_prefix_messages_with_context`: the context template
 /// with the system prompt appended as the system message, the prefix
 /// messages, the history, and the query as the user's message.
-pub(crate) fn prefix_messages_with_context(
+fn prefix_messages_with_context(
     context_template: &str,
     system_prompt: &str,
     prefix_messages: &[ChatMessage],
@@ -118,16 +119,123 @@ pub(crate) fn prefix_messages_with_context(
     ChatPromptTemplate::from_messages(messages, PromptType::Custom)
 }
 
-/// The synthesizer answering over retrieved context with the chat prompts
-/// (LlamaIndex's chat-engine `get_response_synthesizer`).
-pub(crate) fn context_synthesizer(
-    llm: Arc<dyn Llm>,
-    qa: ChatPromptTemplate,
-    refine: ChatPromptTemplate,
-) -> CompactAndRefine {
-    CompactAndRefine::new(llm)
-        .with_text_qa_template(BasePromptTemplate::Chat(qa))
-        .with_refine_template(BasePromptTemplate::Chat(refine))
+/// An engine's context prompt and refine prompt: the retrieved context goes
+/// into the system message, then the history and the user's message.
+#[derive(Clone, Debug)]
+pub(crate) struct ContextPrompts {
+    qa: String,
+    refine: String,
+}
+
+impl ContextPrompts {
+    /// `qa` (else `default_qa`) must have `{context_str}`, `refine` (else
+    /// `default_refine`) `{context_msg}` and `{existing_answer}`; `name` is
+    /// what the engine calls them ("context template", "context prompt").
+    pub(crate) fn new(
+        name: &str,
+        qa: Option<String>,
+        default_qa: &str,
+        refine: Option<String>,
+        default_refine: &str,
+    ) -> Result<Self> {
+        let qa = qa.unwrap_or_else(|| default_qa.to_owned());
+        require_vars(&qa, name, &["context_str"])?;
+        let refine = refine.unwrap_or_else(|| default_refine.to_owned());
+        let refine_name = match name.split_once(' ') {
+            Some((first, rest)) => format!("{first} refine {rest}"),
+            None => format!("{name} refine"),
+        };
+        require_vars(&refine, &refine_name, &["context_msg", "existing_answer"])?;
+        Ok(Self { qa, refine })
+    }
+
+    /// The synthesizer for one turn (LlamaIndex's chat-engine
+    /// `get_response_synthesizer`): both prompts carry the system prompt,
+    /// `prefix` and `chat_history`.
+    pub(crate) fn synthesizer(
+        &self,
+        llm: Arc<dyn Llm>,
+        system_prompt: &str,
+        prefix: &[ChatMessage],
+        chat_history: &[ChatMessage],
+    ) -> CompactAndRefine {
+        let system_role = llm.metadata().system_role;
+        let qa = prefix_messages_with_context(
+            &self.qa,
+            system_prompt,
+            prefix,
+            chat_history,
+            system_role,
+        );
+        let refine = prefix_messages_with_context(
+            &self.refine,
+            system_prompt,
+            prefix,
+            chat_history,
+            system_role,
+        );
+        CompactAndRefine::new(llm)
+            .with_text_qa_template(BasePromptTemplate::Chat(qa))
+            .with_refine_template(BasePromptTemplate::Chat(refine))
+    }
+}
+
+/// Answers `message` from `nodes` and writes the turn to `memory`.
+pub(crate) async fn answer_turn(
+    synthesizer: CompactAndRefine,
+    memory: &dyn BaseMemory,
+    message: &str,
+    source: ToolOutput,
+    nodes: Vec<NodeWithScore>,
+) -> Result<AgentChatResponse> {
+    let response = synthesizer
+        .synthesize(&QueryBundle::new(message), nodes.clone(), Vec::new())
+        .await?;
+    finish_turn(memory, message, response.to_string(), source, nodes).await
+}
+
+/// Writes the turn (`message`, then the answer `text`) to `memory`: the
+/// engine's reply, with the source it answered from.
+pub(crate) async fn finish_turn(
+    memory: &dyn BaseMemory,
+    message: &str,
+    text: String,
+    source: ToolOutput,
+    source_nodes: Vec<NodeWithScore>,
+) -> Result<AgentChatResponse> {
+    memory
+        .put_messages(vec![
+            ChatMessage::user(message),
+            ChatMessage::assistant(text.clone()),
+        ])
+        .await?;
+    Ok(AgentChatResponse {
+        response: text,
+        sources: vec![source],
+        source_nodes,
+        ..Default::default()
+    })
+}
+
+/// Streams the answer to `message` from `nodes`; the turn is written to
+/// `memory` when the stream ends.
+pub(crate) async fn stream_turn(
+    synthesizer: CompactAndRefine,
+    memory: Arc<dyn BaseMemory>,
+    message: &str,
+    source: ToolOutput,
+    nodes: Vec<NodeWithScore>,
+) -> Result<StreamingAgentChatResponse> {
+    let streaming = synthesizer
+        .stream_synthesize(&QueryBundle::new(message), nodes.clone(), Vec::new())
+        .await?;
+    let deltas = write_turn_when_done(
+        text_to_chat_stream(streaming.response_gen),
+        memory,
+        ChatMessage::user(message),
+        tracing::Span::current(),
+    );
+    Ok(StreamingAgentChatResponse::new(deltas, vec![source], nodes))
 }
 
 /// Retrieves for `query` and runs the postprocessors in order.
@@ -136,18 +244,7 @@ pub(crate) async fn retrieve_context(
     node_postprocessors: &[Arc<dyn NodePostprocessor>],
     query: &str,
 ) -> Result<Vec<NodeWithScore>> {
-    let bundle = QueryBundle::new(query);
-    let span = tracing::info_span!("retrieve", query = %query, nodes = tracing::field::Empty);
-    async {
-        let mut nodes = retriever.retrieve(&bundle).await?;
-        for p in node_postprocessors {
-            nodes = p.postprocess_nodes(nodes, Some(&bundle)).await?;
-        }
-        Span::current().record("nodes", nodes.len());
-        Ok(nodes)
-    }
-    .instrument(span)
-    .await
+    retrieve_and_postprocess(retriever, node_postprocessors, &QueryBundle::new(query)).await
 }
 
 /// Nodes as JSON: LlamaIndex's node shape and the score.

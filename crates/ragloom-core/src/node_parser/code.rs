@@ -6,16 +6,14 @@
 //! nodes that fit into `max_chars` characters. Chunks therefore respect the
 //! same limit and the same boundaries in spirit, not byte for byte.
 
-use super::node_utils::{build_nodes_from_splits, postprocess_parsed_nodes, with_node_id};
-use super::options::{NodeParserOptions, node_parser_options_setters};
-use super::sentence::id_func_json;
+use super::node_utils::{build_nodes_from_splits, with_node_id};
+use super::options::{NodeParserOptions, node_parser_component, node_parser_options_setters};
 use super::{NodeParser, TextSplitter};
 use crate::error::{Error, Result};
 use crate::schema::Node;
 use crate::transform::TransformComponent;
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 
 /// LlamaIndex's default `max_chars` of a code chunk.
 pub const DEFAULT_MAX_CHARS: usize = 1500;
@@ -129,38 +127,15 @@ impl NodeParser for CodeSplitter {
                 self.options.id_func.as_ref(),
             ));
         }
-        let parents: HashMap<&str, &Node> = documents.iter().map(|d| (d.id_.as_str(), d)).collect();
-        postprocess_parsed_nodes(
-            &mut all,
-            &parents,
-            self.options.include_metadata,
-            self.options.include_prev_next_rel,
-        );
+        self.options.postprocess(&mut all, documents);
         Ok(all)
     }
 }
 
-#[async_trait]
-impl TransformComponent for CodeSplitter {
-    fn class_name(&self) -> &'static str {
-        "CodeSplitter"
-    }
-
-    fn settings(&self) -> Value {
-        json!({
-            "include_metadata": self.options.include_metadata,
-            "include_prev_next_rel": self.options.include_prev_next_rel,
-            "id_func": id_func_json(self.options.id_func.is_some()),
-            "language": self.language.name(),
-            "max_chars": self.max_chars,
-            "class_name": "CodeSplitter",
-        })
-    }
-
-    async fn transform(&self, nodes: Vec<Node>) -> Result<Vec<Node>> {
-        self.get_nodes_from_documents(&nodes)
-    }
-}
+node_parser_component!(CodeSplitter, "CodeSplitter", |p| json!({
+    "language": p.language.name(),
+    "max_chars": p.max_chars,
+}));
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -2,15 +2,11 @@
 //! headers above it as `header_path` metadata, exactly as LlamaIndex 0.14.25 does.
 
 use super::NodeParser;
-use super::node_utils::{build_nodes_with_source, postprocess_parsed_nodes};
-use super::options::{NodeParserOptions, node_parser_options_setters};
-use super::sentence::id_func_json;
+use super::node_utils::build_nodes_with_source;
+use super::options::{NodeParserOptions, node_parser_component, node_parser_options_setters};
 use crate::error::Result;
 use crate::schema::{Node, RelatedNodeInfo, is_py_space, py_strip};
-use crate::transform::TransformComponent;
-use async_trait::async_trait;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 
 /// Splits documents at Markdown headers (LlamaIndex `MarkdownNodeParser`).
 ///
@@ -156,38 +152,14 @@ impl NodeParser for MarkdownNodeParser {
         for doc in documents {
             all.extend(self.get_nodes_from_node(doc));
         }
-        let parents: HashMap<&str, &Node> = documents.iter().map(|d| (d.id_.as_str(), d)).collect();
-        postprocess_parsed_nodes(
-            &mut all,
-            &parents,
-            self.options.include_metadata,
-            self.options.include_prev_next_rel,
-        );
+        self.options.postprocess(&mut all, documents);
         Ok(all)
     }
 }
 
-#[async_trait]
-impl TransformComponent for MarkdownNodeParser {
-    fn class_name(&self) -> &'static str {
-        "MarkdownNodeParser"
-    }
-
-    /// LlamaIndex's `to_dict()` of the parser.
-    fn settings(&self) -> Value {
-        json!({
-            "include_metadata": self.options.include_metadata,
-            "include_prev_next_rel": self.options.include_prev_next_rel,
-            "id_func": id_func_json(self.options.id_func.is_some()),
-            "header_path_separator": self.header_path_separator,
-            "class_name": "MarkdownNodeParser",
-        })
-    }
-
-    async fn transform(&self, nodes: Vec<Node>) -> Result<Vec<Node>> {
-        self.get_nodes_from_documents(&nodes)
-    }
-}
+node_parser_component!(MarkdownNodeParser, "MarkdownNodeParser", |p| json!({
+    "header_path_separator": p.header_path_separator,
+}));
 
 #[cfg(test)]
 mod tests {

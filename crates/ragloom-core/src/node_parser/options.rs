@@ -2,6 +2,12 @@
 //! nodes inherit their document's metadata, Previous/Next links, node ids.
 
 use super::IdFunc;
+use super::TextSplitter;
+use super::node_utils::{parse_nodes_metadata_aware, postprocess_parsed_nodes};
+use crate::error::Result;
+use crate::schema::Node;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
 use std::fmt;
 
 /// The options every node parser has, with LlamaIndex's defaults.
@@ -23,6 +29,64 @@ impl Default for NodeParserOptions {
             id_func: None,
         }
     }
+}
+
+impl NodeParserOptions {
+    /// LlamaIndex's `to_dict()` of a parser: these options, the parser's
+    /// own `fields` in their order, then its `class_name`.
+    pub(crate) fn settings(&self, class_name: &str, fields: Value) -> Value {
+        let mut out = Map::new();
+        out.insert("include_metadata".into(), json!(self.include_metadata));
+        out.insert(
+            "include_prev_next_rel".into(),
+            json!(self.include_prev_next_rel),
+        );
+        out.insert("id_func".into(), id_func_json(self.id_func.is_some()));
+        if let Value::Object(fields) = fields {
+            out.extend(fields);
+        }
+        out.insert("class_name".into(), json!(class_name));
+        Value::Object(out)
+    }
+
+    /// The nodes of `documents` split by `splitter`, each leaving room for
+    /// its document's metadata, then post-processed.
+    pub(crate) fn parse_metadata_aware(
+        &self,
+        splitter: &dyn TextSplitter,
+        documents: &[Node],
+    ) -> Result<Vec<Node>> {
+        parse_nodes_metadata_aware(
+            splitter,
+            documents,
+            self.include_metadata,
+            self.include_prev_next_rel,
+            self.id_func.as_ref(),
+        )
+    }
+
+    /// Metadata and `Previous`/`Next` links on the nodes parsed from
+    /// `documents`, as these options say (LlamaIndex's `_postprocess_parsed_nodes`).
+    pub(crate) fn postprocess(&self, nodes: &mut [Node], documents: &[Node]) {
+        // Later documents with the same id win, as in Python's dict comprehension.
+        let parents: HashMap<&str, &Node> = documents.iter().map(|d| (d.id_.as_str(), d)).collect();
+        postprocess_parsed_nodes(
+            nodes,
+            &parents,
+            self.include_metadata,
+            self.include_prev_next_rel,
+        );
+    }
+}
+
+/// How LlamaIndex serialises the id function of a node parser.
+fn id_func_json(custom: bool) -> Value {
+    let name = if custom {
+        "custom_id_func"
+    } else {
+        "default_id_func"
+    };
+    json!({"id_func_name": name, "title": "id_func"})
 }
 
 impl fmt::Debug for NodeParserOptions {
@@ -59,3 +123,31 @@ macro_rules! node_parser_options_setters {
     };
 }
 pub(crate) use node_parser_options_setters;
+
+/// `TransformComponent` for a node parser with an `options` field: its
+/// LlamaIndex class name, its `to_dict()` (the shared options, then the
+/// parser's own fields, given as `|parser| json!({...})`), and a transform
+/// that parses.
+macro_rules! node_parser_component {
+    ($ty:ty, $class:literal, |$parser:ident| $fields:expr) => {
+        #[async_trait::async_trait]
+        impl $crate::transform::TransformComponent for $ty {
+            fn class_name(&self) -> &'static str {
+                $class
+            }
+
+            fn settings(&self) -> serde_json::Value {
+                let $parser = self;
+                $parser.options.settings($class, $fields)
+            }
+
+            async fn transform(
+                &self,
+                nodes: Vec<$crate::schema::Node>,
+            ) -> $crate::Result<Vec<$crate::schema::Node>> {
+                $crate::node_parser::NodeParser::get_nodes_from_documents(self, &nodes)
+            }
+        }
+    };
+}
+pub(crate) use node_parser_component;

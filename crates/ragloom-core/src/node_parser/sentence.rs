@@ -5,8 +5,7 @@
 //! characters) until every piece fits the chunk size in tokens, then pieces
 //! are merged greedily into chunks that overlap by up to `chunk_overlap`.
 
-use super::node_utils::parse_nodes_metadata_aware;
-use super::options::{NodeParserOptions, node_parser_options_setters};
+use super::options::{NodeParserOptions, node_parser_component, node_parser_options_setters};
 use super::text_utils::{
     char_pieces, default_chunking_pieces, keep_separator_pieces, sentence_pieces,
 };
@@ -14,10 +13,8 @@ use super::{DEFAULT_CHUNK_SIZE, NodeParser, TextSplitter};
 use crate::error::{Error, Result};
 use crate::schema::{Node, py_strip};
 use crate::tokenizer::{Tokenizer, default_tokenizer};
-use crate::transform::TransformComponent;
-use async_trait::async_trait;
 use regex::Regex;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -572,51 +569,17 @@ impl TextSplitter for SentenceSplitter {
 impl NodeParser for SentenceSplitter {
     fn get_nodes_from_documents(&self, documents: &[Node]) -> Result<Vec<Node>> {
         self.validate()?;
-        parse_nodes_metadata_aware(
-            self,
-            documents,
-            self.options.include_metadata,
-            self.options.include_prev_next_rel,
-            self.options.id_func.as_ref(),
-        )
+        self.options.parse_metadata_aware(self, documents)
     }
 }
 
-#[async_trait]
-impl TransformComponent for SentenceSplitter {
-    fn class_name(&self) -> &'static str {
-        "SentenceSplitter"
-    }
-
-    /// LlamaIndex's `to_dict()` of the splitter.
-    fn settings(&self) -> Value {
-        json!({
-            "include_metadata": self.options.include_metadata,
-            "include_prev_next_rel": self.options.include_prev_next_rel,
-            "id_func": id_func_json(self.options.id_func.is_some()),
-            "chunk_size": self.chunk_size,
-            "chunk_overlap": self.chunk_overlap,
-            "separator": self.separator,
-            "paragraph_separator": self.paragraph_separator,
-            "secondary_chunking_regex": self.secondary_chunking_regex,
-            "class_name": "SentenceSplitter",
-        })
-    }
-
-    async fn transform(&self, nodes: Vec<Node>) -> Result<Vec<Node>> {
-        self.get_nodes_from_documents(&nodes)
-    }
-}
-
-/// How LlamaIndex serialises the id function of a node parser.
-pub(crate) fn id_func_json(custom: bool) -> Value {
-    let name = if custom {
-        "custom_id_func"
-    } else {
-        "default_id_func"
-    };
-    json!({"id_func_name": name, "title": "id_func"})
-}
+node_parser_component!(SentenceSplitter, "SentenceSplitter", |p| json!({
+    "chunk_size": p.chunk_size,
+    "chunk_overlap": p.chunk_overlap,
+    "separator": p.separator,
+    "paragraph_separator": p.paragraph_separator,
+    "secondary_chunking_regex": p.secondary_chunking_regex,
+}));
 
 #[cfg(test)]
 mod tests {

@@ -5,16 +5,13 @@
 //! matches single sentences, the LLM then sees each one's window.
 
 use super::NodeParser;
-use super::node_utils::{build_nodes_from_splits, postprocess_parsed_nodes};
-use super::options::{NodeParserOptions, node_parser_options_setters};
-use super::sentence::{ChunkingTokenizerFn, id_func_json};
+use super::node_utils::build_nodes_from_splits;
+use super::options::{NodeParserOptions, node_parser_component, node_parser_options_setters};
+use super::sentence::ChunkingTokenizerFn;
 use super::text_utils::split_by_sentence_tokenizer;
 use crate::error::{Error, Result};
 use crate::schema::Node;
-use crate::transform::TransformComponent;
-use async_trait::async_trait;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 
 /// LlamaIndex's `DEFAULT_WINDOW_SIZE`: sentences on each side.
 pub const DEFAULT_WINDOW_SIZE: usize = 3;
@@ -182,42 +179,20 @@ impl NodeParser for SentenceWindowNodeParser {
     fn get_nodes_from_documents(&self, documents: &[Node]) -> Result<Vec<Node>> {
         self.validate()?;
         let mut nodes = self.build_window_nodes_from_documents(documents);
-        // later documents with the same id win, as in Python's dict comprehension
-        let parent_docs: HashMap<&str, &Node> =
-            documents.iter().map(|d| (d.id_.as_str(), d)).collect();
-        postprocess_parsed_nodes(
-            &mut nodes,
-            &parent_docs,
-            self.options.include_metadata,
-            self.options.include_prev_next_rel,
-        );
+        self.options.postprocess(&mut nodes, documents);
         Ok(nodes)
     }
 }
 
-#[async_trait]
-impl TransformComponent for SentenceWindowNodeParser {
-    fn class_name(&self) -> &'static str {
-        "SentenceWindowNodeParser"
-    }
-
-    /// LlamaIndex's `to_dict()` of the parser.
-    fn settings(&self) -> Value {
-        json!({
-            "include_metadata": self.options.include_metadata,
-            "include_prev_next_rel": self.options.include_prev_next_rel,
-            "id_func": id_func_json(self.options.id_func.is_some()),
-            "window_size": self.window_size,
-            "window_metadata_key": self.window_metadata_key,
-            "original_text_metadata_key": self.original_text_metadata_key,
-            "class_name": "SentenceWindowNodeParser",
-        })
-    }
-
-    async fn transform(&self, nodes: Vec<Node>) -> Result<Vec<Node>> {
-        self.get_nodes_from_documents(&nodes)
-    }
-}
+node_parser_component!(
+    SentenceWindowNodeParser,
+    "SentenceWindowNodeParser",
+    |p| json!({
+                "window_size": p.window_size,
+                "window_metadata_key": p.window_metadata_key,
+                "original_text_metadata_key": p.original_text_metadata_key,
+    })
+);
 
 #[cfg(test)]
 mod tests {

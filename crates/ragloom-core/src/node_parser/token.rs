@@ -5,17 +5,14 @@
 //! characters) until pieces fit, and pieces are packed into chunks that
 //! start with up to `chunk_overlap` tokens of the previous chunk.
 
-use super::node_utils::parse_nodes_metadata_aware;
-use super::options::{NodeParserOptions, node_parser_options_setters};
-use super::sentence::{effective_chunk_size, id_func_json};
+use super::options::{NodeParserOptions, node_parser_component, node_parser_options_setters};
+use super::sentence::effective_chunk_size;
 use super::text_utils::{char_pieces, keep_separator_pieces};
 use super::{DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, NodeParser, TextSplitter};
 use crate::error::{Error, Result};
 use crate::schema::{Node, py_strip};
 use crate::tokenizer::{Tokenizer, default_tokenizer};
-use crate::transform::TransformComponent;
-use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -290,41 +287,17 @@ impl TextSplitter for TokenTextSplitter {
 impl NodeParser for TokenTextSplitter {
     fn get_nodes_from_documents(&self, documents: &[Node]) -> Result<Vec<Node>> {
         self.validate()?;
-        parse_nodes_metadata_aware(
-            self,
-            documents,
-            self.options.include_metadata,
-            self.options.include_prev_next_rel,
-            self.options.id_func.as_ref(),
-        )
+        self.options.parse_metadata_aware(self, documents)
     }
 }
 
-#[async_trait]
-impl TransformComponent for TokenTextSplitter {
-    fn class_name(&self) -> &'static str {
-        "TokenTextSplitter"
-    }
-
-    /// LlamaIndex's `to_dict()` of the splitter.
-    fn settings(&self) -> Value {
-        json!({
-            "include_metadata": self.options.include_metadata,
-            "include_prev_next_rel": self.options.include_prev_next_rel,
-            "id_func": id_func_json(self.options.id_func.is_some()),
-            "chunk_size": self.chunk_size,
-            "chunk_overlap": self.chunk_overlap,
-            "separator": self.separator,
-            "backup_separators": self.backup_separators,
-            "keep_whitespaces": self.keep_whitespaces,
-            "class_name": "TokenTextSplitter",
-        })
-    }
-
-    async fn transform(&self, nodes: Vec<Node>) -> Result<Vec<Node>> {
-        self.get_nodes_from_documents(&nodes)
-    }
-}
+node_parser_component!(TokenTextSplitter, "TokenTextSplitter", |p| json!({
+    "chunk_size": p.chunk_size,
+    "chunk_overlap": p.chunk_overlap,
+    "separator": p.separator,
+    "backup_separators": p.backup_separators,
+    "keep_whitespaces": p.keep_whitespaces,
+}));
 
 #[cfg(test)]
 mod tests {

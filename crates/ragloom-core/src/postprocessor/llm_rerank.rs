@@ -8,7 +8,8 @@ pub use crate::indices::utils::{
 };
 use crate::llms::{Llm, predict};
 pub use crate::prompts::default_prompts::DEFAULT_CHOICE_SELECT_PROMPT_TMPL;
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
+use crate::prompts::own_prompts;
+use crate::prompts::{BasePromptTemplate, PromptTemplate};
 use crate::schema::{Node, NodeWithScore, QueryBundle};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -174,24 +175,9 @@ impl NodePostprocessor for LLMRerank {
     }
 }
 
-impl PromptMixin for LLMRerank {
-    fn own_prompts(&self) -> PromptDictType {
-        let mut p = PromptDictType::new();
-        p.insert(
-            "choice_select_prompt".to_string(),
-            self.choice_select_prompt.clone(),
-        );
-        p
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("choice_select_prompt") {
-            p.require_vars(&["context_str", "query_str"])?;
-            self.choice_select_prompt = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(LLMRerank {
+    "choice_select_prompt" => choice_select_prompt ["context_str", "query_str"],
+});
 
 #[cfg(test)]
 mod tests {

@@ -49,3 +49,25 @@ pub trait NodePostprocessor: Send + Sync + std::fmt::Debug {
         query: Option<&QueryBundle>,
     ) -> Result<Vec<NodeWithScore>>;
 }
+
+/// Retrieves for `query` with `retriever`, then runs `postprocessors` in
+/// order (what a query engine or chat engine does before it answers).
+pub async fn retrieve_and_postprocess(
+    retriever: &dyn crate::retrievers::Retriever,
+    postprocessors: &[std::sync::Arc<dyn NodePostprocessor>],
+    query: &QueryBundle,
+) -> Result<Vec<NodeWithScore>> {
+    use tracing::Instrument;
+    let span =
+        tracing::info_span!("retrieve", query = %query.query_str, nodes = tracing::field::Empty);
+    async {
+        let mut nodes = retriever.retrieve(query).await?;
+        for p in postprocessors {
+            nodes = p.postprocess_nodes(nodes, Some(query)).await?;
+        }
+        tracing::Span::current().record("nodes", nodes.len());
+        Ok(nodes)
+    }
+    .instrument(span)
+    .await
+}

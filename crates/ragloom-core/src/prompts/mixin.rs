@@ -112,3 +112,46 @@ macro_rules! delegate_prompts {
     };
 }
 pub(crate) use delegate_prompts;
+
+/// `PromptMixin` for a component whose prompts are its own fields, each
+/// `"key" => field ["var", ...]`: an update must keep those variables.
+/// `own_prompts!(T {})`: a component that exposes none.
+macro_rules! own_prompts {
+    ($ty:ty {}) => {
+        impl $crate::prompts::PromptMixin for $ty {
+            fn own_prompts(&self) -> $crate::prompts::PromptDictType {
+                $crate::prompts::PromptDictType::new()
+            }
+
+            fn update_own_prompts(
+                &mut self,
+                _prompts: &$crate::prompts::PromptDictType,
+            ) -> $crate::Result<()> {
+                Ok(())
+            }
+        }
+    };
+    ($ty:ty { $($name:literal => $field:ident [$($var:literal),* $(,)?]),+ $(,)? }) => {
+        impl $crate::prompts::PromptMixin for $ty {
+            fn own_prompts(&self) -> $crate::prompts::PromptDictType {
+                $crate::prompts::PromptDictType::from([
+                    $(($name.to_owned(), self.$field.clone())),+
+                ])
+            }
+
+            fn update_own_prompts(
+                &mut self,
+                prompts: &$crate::prompts::PromptDictType,
+            ) -> $crate::Result<()> {
+                $(
+                    if let Some(p) = prompts.get($name) {
+                        p.require_vars(&[$($var),*])?;
+                        self.$field = p.clone();
+                    }
+                )+
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use own_prompts;

@@ -8,5 +8,5 @@ mod mixin;
 pub use base::{
     BasePromptTemplate, ChatPromptTemplate, PromptTemplate, PromptType, SelectorPromptTemplate,
 };
-pub(crate) use mixin::delegate_prompts;
 pub use mixin::{PromptDictType, PromptMixin};
+pub(crate) use mixin::{delegate_prompts, own_prompts};

@@ -5,7 +5,7 @@ use super::QueryEngine;
 use crate::error::{Error, Result};
 use crate::llms::Llm;
 use crate::node_parser::{SentenceSplitter, TextSplitter};
-use crate::postprocessor::NodePostprocessor;
+use crate::postprocessor::{NodePostprocessor, retrieve_and_postprocess};
 use crate::prompts::{BasePromptTemplate, PromptDictType, PromptTemplate};
 use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
 use crate::retrievers::Retriever;
@@ -119,17 +119,7 @@ impl CitationQueryEngine {
 
     /// Retrieves and postprocesses the nodes for `query` (not yet numbered).
     pub async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
-        let span = tracing::info_span!("retrieve", query = %query.query_str, nodes = tracing::field::Empty);
-        async {
-            let mut nodes = self.retriever.retrieve(query).await?;
-            for p in &self.node_postprocessors {
-                nodes = p.postprocess_nodes(nodes, Some(query)).await?;
-            }
-            tracing::Span::current().record("nodes", nodes.len());
-            Ok(nodes)
-        }
-        .instrument(span)
-        .await
+        retrieve_and_postprocess(self.retriever.as_ref(), &self.node_postprocessors, query).await
     }
 
     /// Numbers `nodes` into citation sources and answers `query` from them.

@@ -5,7 +5,7 @@ use super::QueryEngine;
 use crate::error::Result;
 use crate::indices::VectorIndexRetriever;
 use crate::llms::Llm;
-use crate::postprocessor::NodePostprocessor;
+use crate::postprocessor::{NodePostprocessor, retrieve_and_postprocess};
 use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
 use crate::retrievers::Retriever;
 use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
@@ -46,17 +46,7 @@ impl RetrieverQueryEngine {
 
     /// Retrieves and postprocesses nodes for `query`.
     pub async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
-        let span = tracing::info_span!("retrieve", query = %query.query_str, nodes = tracing::field::Empty);
-        async {
-            let mut nodes = self.retriever.retrieve(query).await?;
-            for p in &self.node_postprocessors {
-                nodes = p.postprocess_nodes(nodes, Some(query)).await?;
-            }
-            tracing::Span::current().record("nodes", nodes.len());
-            Ok(nodes)
-        }
-        .instrument(span)
-        .await
+        retrieve_and_postprocess(self.retriever.as_ref(), &self.node_postprocessors, query).await
     }
 
     /// Synthesizes an answer to `query` from `nodes`.

@@ -5,7 +5,8 @@ use super::prompts::{DEFAULT_OPENAI_SUB_QUESTION_PROMPT_TMPL, build_tools_text};
 use super::{QuestionGenerator, SubQuestion, SubQuestionList};
 use crate::error::{Error, Result};
 use crate::llms::{FunctionCallingLlm, Llm, ToolChoice};
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
+use crate::prompts::own_prompts;
+use crate::prompts::{BasePromptTemplate, PromptTemplate};
 use crate::schema::QueryBundle;
 use crate::tools::{ToolMetadata, json_dumps};
 use async_trait::async_trait;
@@ -122,16 +123,6 @@ impl QuestionGenerator for FunctionCallingQuestionGenerator {
     }
 }
 
-impl PromptMixin for FunctionCallingQuestionGenerator {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([("question_gen_prompt".to_owned(), self.prompt.clone())])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("question_gen_prompt") {
-            p.require_vars(&["tools_str", "query_str"])?;
-            self.prompt = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(FunctionCallingQuestionGenerator {
+    "question_gen_prompt" => prompt ["tools_str", "query_str"],
+});

@@ -6,7 +6,8 @@ use super::prompts::{DEFAULT_SUB_QUESTION_PROMPT_TMPL, build_tools_text};
 use super::{QuestionGenerator, SubQuestion};
 use crate::error::Result;
 use crate::llms::{Llm, predict};
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
+use crate::prompts::own_prompts;
+use crate::prompts::{BasePromptTemplate, PromptTemplate};
 use crate::schema::QueryBundle;
 use crate::tools::ToolMetadata;
 use async_trait::async_trait;
@@ -68,16 +69,6 @@ impl QuestionGenerator for LLMQuestionGenerator {
     }
 }
 
-impl PromptMixin for LLMQuestionGenerator {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([("question_gen_prompt".to_owned(), self.prompt.clone())])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("question_gen_prompt") {
-            p.require_vars(&["tools_str", "query_str"])?;
-            self.prompt = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(LLMQuestionGenerator {
+    "question_gen_prompt" => prompt ["tools_str", "query_str"],
+});

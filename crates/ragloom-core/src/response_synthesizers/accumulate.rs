@@ -7,7 +7,9 @@ use crate::error::{Error, Result};
 use crate::indices::PromptHelper;
 use crate::llms::Llm;
 use crate::prompts::default_prompts::text_qa_prompt;
+use crate::prompts::own_prompts;
 use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
+use crate::utils::{setters, wrapped_setters};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use std::sync::Arc;
@@ -44,35 +46,18 @@ impl Accumulate {
         }
     }
 
-    /// Uses `helper` to fit chunks to the window.
-    pub fn with_prompt_helper(mut self, helper: PromptHelper) -> Self {
-        self.prompt_helper = helper;
-        self
-    }
-
-    /// Replaces the text-QA prompt (needs `{context_str}` and `{query_str}`).
-    pub fn with_text_qa_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.text_qa_template = t.into();
-        self
-    }
-
-    /// Answers the chunks concurrently.
-    pub fn with_use_async(mut self, use_async: bool) -> Self {
-        self.use_async = use_async;
-        self
-    }
-
-    /// Asks every call for JSON of `output_cls`; each numbered answer is that JSON.
-    pub fn with_output_cls(mut self, output_cls: Option<OutputCls>) -> Self {
-        self.output_cls = output_cls;
-        self
-    }
-
-    /// Replaces the separator between answers.
-    pub fn with_separator(mut self, separator: impl Into<String>) -> Self {
-        self.separator = separator.into();
-        self
-    }
+    setters!(
+        /// Uses `helper` to fit chunks to the window.
+        with_prompt_helper => prompt_helper: PromptHelper,
+        /// Replaces the text-QA prompt (needs `{context_str}` and `{query_str}`).
+        with_text_qa_template => text_qa_template: impl Into<BasePromptTemplate>,
+        /// Answers the chunks concurrently.
+        with_use_async => use_async: bool,
+        /// Asks every call for JSON of `output_cls`; each numbered answer is that JSON.
+        with_output_cls => output_cls: Option<OutputCls>,
+        /// Replaces the separator between answers.
+        with_separator => separator: impl Into<String>,
+    );
 
     fn is_chat(&self) -> bool {
         self.llm.metadata().is_chat_model
@@ -137,22 +122,9 @@ impl Synthesizer for Accumulate {
     }
 }
 
-impl PromptMixin for Accumulate {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([(
-            "text_qa_template".to_string(),
-            self.text_qa_template.clone(),
-        )])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("text_qa_template") {
-            p.require_vars(&["context_str", "query_str"])?;
-            self.text_qa_template = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(Accumulate {
+    "text_qa_template" => text_qa_template ["context_str", "query_str"],
+});
 
 /// Packs the chunks to fill the window beside the text-QA prompt, then
 /// answers each pack as [`Accumulate`] does (LlamaIndex `CompactAndAccumulate`).
@@ -174,35 +146,18 @@ impl CompactAndAccumulate {
         Self { accumulate }
     }
 
-    /// Uses `helper` to pack chunks.
-    pub fn with_prompt_helper(mut self, helper: PromptHelper) -> Self {
-        self.accumulate = self.accumulate.with_prompt_helper(helper);
-        self
-    }
-
-    /// Replaces the text-QA prompt.
-    pub fn with_text_qa_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.accumulate = self.accumulate.with_text_qa_template(t);
-        self
-    }
-
-    /// Answers the packs concurrently.
-    pub fn with_use_async(mut self, use_async: bool) -> Self {
-        self.accumulate = self.accumulate.with_use_async(use_async);
-        self
-    }
-
-    /// See [`Accumulate::with_output_cls`].
-    pub fn with_output_cls(mut self, output_cls: Option<OutputCls>) -> Self {
-        self.accumulate = self.accumulate.with_output_cls(output_cls);
-        self
-    }
-
-    /// Replaces the separator between answers.
-    pub fn with_separator(mut self, separator: impl Into<String>) -> Self {
-        self.accumulate = self.accumulate.with_separator(separator);
-        self
-    }
+    wrapped_setters!(accumulate:
+        /// Uses `helper` to pack chunks.
+        with_prompt_helper(PromptHelper),
+        /// Replaces the text-QA prompt.
+        with_text_qa_template(impl Into<BasePromptTemplate>),
+        /// Answers the packs concurrently.
+        with_use_async(bool),
+        /// See [`Accumulate::with_output_cls`].
+        with_output_cls(Option<OutputCls>),
+        /// Replaces the separator between answers.
+        with_separator(impl Into<String>),
+    );
 }
 
 #[async_trait]

@@ -4,8 +4,9 @@
 use super::{Synthesizer, response_with_sources, streaming_with_sources};
 use crate::error::Result;
 use crate::llms::{Llm, predict, stream_predict};
+use crate::prompts::BasePromptTemplate;
 use crate::prompts::default_prompts::simple_input_prompt;
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
+use crate::prompts::own_prompts;
 use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
@@ -91,16 +92,6 @@ impl Synthesizer for Generation {
     }
 }
 
-impl PromptMixin for Generation {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([("simple_template".to_string(), self.simple_template.clone())])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("simple_template") {
-            p.require_vars(&["query_str"])?;
-            self.simple_template = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(Generation {
+    "simple_template" => simple_template ["query_str"],
+});

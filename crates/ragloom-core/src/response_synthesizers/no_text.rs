@@ -3,7 +3,7 @@
 
 use super::{Synthesizer, one_delta};
 use crate::error::Result;
-use crate::prompts::{PromptDictType, PromptMixin};
+use crate::prompts::own_prompts;
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 
@@ -35,15 +35,7 @@ impl Synthesizer for NoText {
     }
 }
 
-impl PromptMixin for NoText {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::new()
-    }
-
-    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
-        Ok(())
-    }
-}
+own_prompts!(NoText {});
 
 /// The chunks joined by blank lines are the answer (LlamaIndex `ContextOnly`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -71,12 +63,4 @@ impl Synthesizer for ContextOnly {
     }
 }
 
-impl PromptMixin for ContextOnly {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::new()
-    }
-
-    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
-        Ok(())
-    }
-}
+own_prompts!(ContextOnly {});

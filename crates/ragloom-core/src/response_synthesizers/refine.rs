@@ -7,7 +7,9 @@ use crate::error::{Error, Result};
 use crate::indices::PromptHelper;
 use crate::llms::{Llm, predict, stream_predict};
 use crate::prompts::default_prompts::{refine_prompt, text_qa_prompt};
+use crate::prompts::own_prompts;
 use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
+use crate::utils::{setters, wrapped_setters};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use std::collections::VecDeque;
@@ -50,49 +52,28 @@ impl Refine {
         }
     }
 
-    /// Drops answers the model says do not satisfy the query (LlamaIndex
-    /// `structured_answer_filtering`): by a tool call on function-calling
-    /// models, by a JSON reply otherwise.
-    pub fn with_structured_answer_filtering(mut self, on: bool) -> Self {
-        self.structured_answer_filtering = on;
-        self
-    }
-
-    /// Asks every call for JSON of `output_cls` (LlamaIndex `output_cls`);
-    /// the answer is that JSON. Ignored under structured answer filtering, as in LlamaIndex.
-    pub fn with_output_cls(mut self, output_cls: Option<OutputCls>) -> Self {
-        self.output_cls = output_cls;
-        self
-    }
-
-    /// Tokens kept free beside each chunk when chunks are first packed (default 500).
-    pub fn with_response_padding_size(mut self, padding: usize) -> Self {
-        self.response_padding_size = padding;
-        self
-    }
+    setters!(
+        /// Drops answers the model says do not satisfy the query (LlamaIndex
+        /// `structured_answer_filtering`): by a tool call on function-calling
+        /// models, by a JSON reply otherwise.
+        with_structured_answer_filtering => structured_answer_filtering: bool,
+        /// Asks every call for JSON of `output_cls` (LlamaIndex `output_cls`);
+        /// the answer is that JSON. Ignored under structured answer filtering, as in LlamaIndex.
+        with_output_cls => output_cls: Option<OutputCls>,
+        /// Tokens kept free beside each chunk when chunks are first packed (default 500).
+        with_response_padding_size => response_padding_size: usize,
+        /// Uses `helper` to size chunks.
+        with_prompt_helper => prompt_helper: PromptHelper,
+        /// Replaces the text-QA prompt (needs `{context_str}` and `{query_str}`).
+        with_text_qa_template => text_qa_template: impl Into<BasePromptTemplate>,
+        /// Replaces the refine prompt (needs `{context_msg}`, `{query_str}`, `{existing_answer}`).
+        with_refine_template => refine_template: impl Into<BasePromptTemplate>,
+    );
 
     /// Whether the model streams its last answer token by token: not when
     /// the answer must first be parsed as JSON.
     fn streams_plain_text(&self) -> bool {
         !self.structured_answer_filtering && self.output_cls.is_none()
-    }
-
-    /// Uses `helper` to size chunks.
-    pub fn with_prompt_helper(mut self, helper: PromptHelper) -> Self {
-        self.prompt_helper = helper;
-        self
-    }
-
-    /// Replaces the text-QA prompt (needs `{context_str}` and `{query_str}`).
-    pub fn with_text_qa_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.text_qa_template = t.into();
-        self
-    }
-
-    /// Replaces the refine prompt (needs `{context_msg}`, `{query_str}`, `{existing_answer}`).
-    pub fn with_refine_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.refine_template = t.into();
-        self
     }
 
     fn is_chat(&self) -> bool {
@@ -267,29 +248,10 @@ impl Synthesizer for Refine {
     }
 }
 
-impl PromptMixin for Refine {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([
-            (
-                "text_qa_template".to_string(),
-                self.text_qa_template.clone(),
-            ),
-            ("refine_template".to_string(), self.refine_template.clone()),
-        ])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("text_qa_template") {
-            p.require_vars(&["context_str", "query_str"])?;
-            self.text_qa_template = p.clone();
-        }
-        if let Some(p) = prompts.get("refine_template") {
-            p.require_vars(&["context_msg", "query_str", "existing_answer"])?;
-            self.refine_template = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(Refine {
+    "text_qa_template" => text_qa_template ["context_str", "query_str"],
+    "refine_template" => refine_template ["context_msg", "query_str", "existing_answer"],
+});
 
 /// Packs the chunks to fill the context window beside the bigger of the QA and
 /// refine prompts, then refines across the packs (LlamaIndex `CompactAndRefine`,
@@ -312,41 +274,20 @@ impl CompactAndRefine {
         Self { refine }
     }
 
-    /// Uses `helper` to size chunks.
-    pub fn with_prompt_helper(mut self, helper: PromptHelper) -> Self {
-        self.refine = self.refine.with_prompt_helper(helper);
-        self
-    }
-
-    /// Replaces the text-QA prompt.
-    pub fn with_text_qa_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.refine = self.refine.with_text_qa_template(t);
-        self
-    }
-
-    /// Replaces the refine prompt.
-    pub fn with_refine_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.refine = self.refine.with_refine_template(t);
-        self
-    }
-
-    /// See [`Refine::with_structured_answer_filtering`].
-    pub fn with_structured_answer_filtering(mut self, on: bool) -> Self {
-        self.refine = self.refine.with_structured_answer_filtering(on);
-        self
-    }
-
-    /// See [`Refine::with_output_cls`].
-    pub fn with_output_cls(mut self, output_cls: Option<OutputCls>) -> Self {
-        self.refine = self.refine.with_output_cls(output_cls);
-        self
-    }
-
-    /// See [`Refine::with_response_padding_size`].
-    pub fn with_response_padding_size(mut self, padding: usize) -> Self {
-        self.refine = self.refine.with_response_padding_size(padding);
-        self
-    }
+    wrapped_setters!(refine:
+        /// Uses `helper` to size chunks.
+        with_prompt_helper(PromptHelper),
+        /// Replaces the text-QA prompt.
+        with_text_qa_template(impl Into<BasePromptTemplate>),
+        /// Replaces the refine prompt.
+        with_refine_template(impl Into<BasePromptTemplate>),
+        /// See [`Refine::with_structured_answer_filtering`].
+        with_structured_answer_filtering(bool),
+        /// See [`Refine::with_output_cls`].
+        with_output_cls(Option<OutputCls>),
+        /// See [`Refine::with_response_padding_size`].
+        with_response_padding_size(usize),
+    );
 
     fn compact(&self, query_str: &str, chunks: &[String]) -> Result<Vec<String>> {
         let r = &self.refine;

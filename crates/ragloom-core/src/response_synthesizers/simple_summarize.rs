@@ -5,8 +5,10 @@ use super::{EMPTY_RESPONSE, Synthesizer};
 use crate::error::Result;
 use crate::indices::PromptHelper;
 use crate::llms::{Llm, predict, stream_predict};
+use crate::prompts::BasePromptTemplate;
 use crate::prompts::default_prompts::text_qa_prompt;
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
+use crate::prompts::own_prompts;
+use crate::utils::setters;
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use std::sync::Arc;
@@ -31,17 +33,12 @@ impl SimpleSummarize {
         }
     }
 
-    /// Uses `helper` to truncate the context.
-    pub fn with_prompt_helper(mut self, helper: PromptHelper) -> Self {
-        self.prompt_helper = helper;
-        self
-    }
-
-    /// Replaces the text-QA prompt (needs `{context_str}` and `{query_str}`).
-    pub fn with_text_qa_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.text_qa_template = t.into();
-        self
-    }
+    setters!(
+        /// Uses `helper` to truncate the context.
+        with_prompt_helper => prompt_helper: PromptHelper,
+        /// Replaces the text-QA prompt (needs `{context_str}` and `{query_str}`).
+        with_text_qa_template => text_qa_template: impl Into<BasePromptTemplate>,
+    );
 
     /// The prompt with the query filled in, and the truncated context.
     fn prepare(&self, query_str: &str, chunks: &[String]) -> Result<(BasePromptTemplate, String)> {
@@ -94,19 +91,6 @@ impl Synthesizer for SimpleSummarize {
     }
 }
 
-impl PromptMixin for SimpleSummarize {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([(
-            "text_qa_template".to_string(),
-            self.text_qa_template.clone(),
-        )])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("text_qa_template") {
-            p.require_vars(&["context_str", "query_str"])?;
-            self.text_qa_template = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(SimpleSummarize {
+    "text_qa_template" => text_qa_template ["context_str", "query_str"],
+});

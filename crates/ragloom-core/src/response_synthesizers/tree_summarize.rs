@@ -6,8 +6,10 @@ use super::{EMPTY_RESPONSE, Synthesizer, one_delta, predict_answer, run_calls};
 use crate::error::{Error, Result};
 use crate::indices::PromptHelper;
 use crate::llms::{Llm, stream_predict};
+use crate::prompts::BasePromptTemplate;
 use crate::prompts::default_prompts::tree_summarize_prompt;
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
+use crate::prompts::own_prompts;
+use crate::utils::setters;
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use std::sync::Arc;
@@ -45,30 +47,17 @@ impl TreeSummarize {
         }
     }
 
-    /// Uses `helper` to pack chunks.
-    pub fn with_prompt_helper(mut self, helper: PromptHelper) -> Self {
-        self.prompt_helper = helper;
-        self
-    }
-
-    /// Replaces the summary prompt (needs `{context_str}` and `{query_str}`).
-    pub fn with_summary_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.summary_template = t.into();
-        self
-    }
-
-    /// Summarizes a level's packs concurrently.
-    pub fn with_use_async(mut self, use_async: bool) -> Self {
-        self.use_async = use_async;
-        self
-    }
-
-    /// Asks every call for JSON of `output_cls`; the summaries passed up the
-    /// tree and the answer are that JSON.
-    pub fn with_output_cls(mut self, output_cls: Option<OutputCls>) -> Self {
-        self.output_cls = output_cls;
-        self
-    }
+    setters!(
+        /// Uses `helper` to pack chunks.
+        with_prompt_helper => prompt_helper: PromptHelper,
+        /// Replaces the summary prompt (needs `{context_str}` and `{query_str}`).
+        with_summary_template => summary_template: impl Into<BasePromptTemplate>,
+        /// Summarizes a level's packs concurrently.
+        with_use_async => use_async: bool,
+        /// Asks every call for JSON of `output_cls`; the summaries passed up the
+        /// tree and the answer are that JSON.
+        with_output_cls => output_cls: Option<OutputCls>,
+    );
 
     /// Summarizes level by level until one pack remains; that pack's call is
     /// left to the caller so it can be streamed.
@@ -160,19 +149,6 @@ impl Synthesizer for TreeSummarize {
     }
 }
 
-impl PromptMixin for TreeSummarize {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([(
-            "summary_template".to_string(),
-            self.summary_template.clone(),
-        )])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("summary_template") {
-            p.require_vars(&["context_str", "query_str"])?;
-            self.summary_template = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(TreeSummarize {
+    "summary_template" => summary_template ["context_str", "query_str"],
+});

@@ -2,12 +2,14 @@
 //! `PydanticMultiSelector`): the model fills a `SingleSelection` / `MultiSelection` tool call.
 
 use super::prompts::{DEFAULT_MULTI_PYD_SELECT_PROMPT_TMPL, DEFAULT_SINGLE_PYD_SELECT_PROMPT_TMPL};
-use super::{Selector, SelectorResult, SingleSelection, build_choices_text, choice_to_index};
+use super::{PromptVars, Selector, SelectorResult, SingleSelection, choice_to_index};
 use crate::error::{Error, Result};
 use crate::llms::{FunctionCallingLlm, Llm, ToolCall, ToolChoice};
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
+use crate::prompts::own_prompts;
+use crate::prompts::{BasePromptTemplate, PromptTemplate};
 use crate::schema::QueryBundle;
 use crate::tools::{ToolMetadata, json_dumps};
+use crate::utils::setters;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -168,11 +170,10 @@ impl FunctionCallingSingleSelector {
         }
     }
 
-    /// Replaces the prompt (`prompt_template_str`).
-    pub fn with_prompt(mut self, prompt: impl Into<BasePromptTemplate>) -> Self {
-        self.prompt = prompt.into();
-        self
-    }
+    setters!(
+        /// Replaces the prompt (`prompt_template_str`).
+        with_prompt => prompt: impl Into<BasePromptTemplate>,
+    );
 }
 
 #[async_trait]
@@ -188,14 +189,14 @@ impl Selector for FunctionCallingSingleSelector {
             choices = choices.len()
         );
         async {
-            let num_choices = choices.len().to_string();
-            let context_list = build_choices_text(choices);
-            let vars = [
-                ("num_choices", num_choices.as_str()),
-                ("context_list", context_list.as_str()),
-                ("query_str", query.query_str.as_str()),
-            ];
-            let call = call_once(&*self.llm, &self.prompt, &vars, &single_selection_tool()).await?;
+            let vars = PromptVars::new(choices, query, None);
+            let call = call_once(
+                &*self.llm,
+                &self.prompt,
+                &vars.pairs(),
+                &single_selection_tool(),
+            )
+            .await?;
             let raw: RawSelection = parse_args(&call, "a SingleSelection")?;
             let args = json_dumps(&call.arguments);
             Ok(SelectorResult {
@@ -207,16 +208,8 @@ impl Selector for FunctionCallingSingleSelector {
     }
 }
 
-/// As LlamaIndex's pydantic selectors: no prompts exposed (set one with `with_prompt`).
-impl PromptMixin for FunctionCallingSingleSelector {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::new()
-    }
-
-    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
-        Ok(())
-    }
-}
+// As LlamaIndex's pydantic selectors: no prompts exposed (set one with `with_prompt`).
+own_prompts!(FunctionCallingSingleSelector {});
 
 /// Chooses up to `max_outputs` choices through a `MultiSelection` tool call
 /// (LlamaIndex `PydanticMultiSelector`).
@@ -245,17 +238,12 @@ impl FunctionCallingMultiSelector {
         }
     }
 
-    /// At most this many choices (default: the number of choices).
-    pub fn max_outputs(mut self, max_outputs: usize) -> Self {
-        self.max_outputs = Some(max_outputs);
-        self
-    }
-
-    /// Replaces the prompt (`prompt_template_str`).
-    pub fn with_prompt(mut self, prompt: impl Into<BasePromptTemplate>) -> Self {
-        self.prompt = prompt.into();
-        self
-    }
+    setters!(
+        /// At most this many choices (default: the number of choices).
+        max_outputs => max_outputs: usize,
+        /// Replaces the prompt (`prompt_template_str`).
+        with_prompt => prompt: impl Into<BasePromptTemplate>,
+    );
 }
 
 #[async_trait]
@@ -271,20 +259,14 @@ impl Selector for FunctionCallingMultiSelector {
             choices = choices.len()
         );
         async {
-            let num_choices = choices.len().to_string();
-            let max_outputs = self
-                .max_outputs
-                .filter(|&m| m > 0)
-                .unwrap_or(choices.len())
-                .to_string();
-            let context_list = build_choices_text(choices);
-            let vars = [
-                ("num_choices", num_choices.as_str()),
-                ("max_outputs", max_outputs.as_str()),
-                ("context_list", context_list.as_str()),
-                ("query_str", query.query_str.as_str()),
-            ];
-            let call = call_once(&*self.llm, &self.prompt, &vars, &multi_selection_tool()).await?;
+            let vars = PromptVars::new(choices, query, Some(self.max_outputs));
+            let call = call_once(
+                &*self.llm,
+                &self.prompt,
+                &vars.pairs(),
+                &multi_selection_tool(),
+            )
+            .await?;
             let raw: RawMultiSelection = parse_args(&call, "a MultiSelection")?;
             let args = json_dumps(&call.arguments);
             let selections = raw
@@ -299,13 +281,5 @@ impl Selector for FunctionCallingMultiSelector {
     }
 }
 
-/// As LlamaIndex's pydantic selectors: no prompts exposed (set one with `with_prompt`).
-impl PromptMixin for FunctionCallingMultiSelector {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::new()
-    }
-
-    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
-        Ok(())
-    }
-}
+// As LlamaIndex's pydantic selectors: no prompts exposed (set one with `with_prompt`).
+own_prompts!(FunctionCallingMultiSelector {});

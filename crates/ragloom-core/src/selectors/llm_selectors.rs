@@ -2,13 +2,15 @@
 //! prompt and the model answers with a JSON list of numbered choices.
 
 use super::prompts::{DEFAULT_MULTI_SELECT_PROMPT_TMPL, DEFAULT_SINGLE_SELECT_PROMPT_TMPL};
-use super::{Selector, SelectorResult, SingleSelection, build_choices_text, choice_to_index};
+use super::{PromptVars, Selector, SelectorResult, SingleSelection, choice_to_index};
 use crate::error::Result;
 use crate::llms::Llm;
 use crate::output_parsers::{SelectionOutputParser, escape_curly_braces, predict_with_format};
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate, PromptType};
+use crate::prompts::own_prompts;
+use crate::prompts::{BasePromptTemplate, PromptTemplate, PromptType};
 use crate::schema::QueryBundle;
 use crate::tools::ToolMetadata;
+use crate::utils::setters;
 use async_trait::async_trait;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -39,12 +41,11 @@ impl LLMSingleSelector {
         }
     }
 
-    /// Replaces the prompt (`prompt_template_str`); it may use `{num_choices}`,
-    /// `{context_list}` and `{query_str}`. The format instructions are still appended.
-    pub fn with_prompt(mut self, prompt: impl Into<BasePromptTemplate>) -> Self {
-        self.prompt = prompt.into();
-        self
-    }
+    setters!(
+        /// Replaces the prompt (`prompt_template_str`); it may use `{num_choices}`,
+        /// `{context_list}` and `{query_str}`. The format instructions are still appended.
+        with_prompt => prompt: impl Into<BasePromptTemplate>,
+    );
 }
 
 #[async_trait]
@@ -54,17 +55,11 @@ impl Selector for LLMSingleSelector {
         choices: &[ToolMetadata],
         query: &QueryBundle,
     ) -> Result<SelectorResult> {
-        let num_choices = choices.len().to_string();
-        let context_list = build_choices_text(choices);
-        let vars = [
-            ("num_choices", num_choices.as_str()),
-            ("context_list", context_list.as_str()),
-            ("query_str", query.query_str.as_str()),
-        ];
+        let vars = PromptVars::new(choices, query, None);
         run(
             &*self.llm,
             &self.prompt,
-            &vars,
+            &vars.pairs(),
             self.output_parser,
             choices.len(),
             "single",
@@ -73,19 +68,9 @@ impl Selector for LLMSingleSelector {
     }
 }
 
-impl PromptMixin for LLMSingleSelector {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([("prompt".to_owned(), self.prompt.clone())])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("prompt") {
-            p.require_vars(&["context_list", "query_str"])?;
-            self.prompt = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(LLMSingleSelector {
+    "prompt" => prompt ["context_list", "query_str"],
+});
 
 /// Asks the LLM for up to `max_outputs` relevant choices (LlamaIndex `LLMMultiSelector`).
 ///
@@ -119,18 +104,13 @@ impl LLMMultiSelector {
         }
     }
 
-    /// At most this many choices (`max_outputs`; default: the number of choices).
-    pub fn max_outputs(mut self, max_outputs: usize) -> Self {
-        self.max_outputs = Some(max_outputs);
-        self
-    }
-
-    /// Replaces the prompt; it may use `{num_choices}`, `{max_outputs}`,
-    /// `{context_list}` and `{query_str}`. The format instructions are still appended.
-    pub fn with_prompt(mut self, prompt: impl Into<BasePromptTemplate>) -> Self {
-        self.prompt = prompt.into();
-        self
-    }
+    setters!(
+        /// At most this many choices (`max_outputs`; default: the number of choices).
+        max_outputs => max_outputs: usize,
+        /// Replaces the prompt; it may use `{num_choices}`, `{max_outputs}`,
+        /// `{context_list}` and `{query_str}`. The format instructions are still appended.
+        with_prompt => prompt: impl Into<BasePromptTemplate>,
+    );
 }
 
 #[async_trait]
@@ -140,24 +120,11 @@ impl Selector for LLMMultiSelector {
         choices: &[ToolMetadata],
         query: &QueryBundle,
     ) -> Result<SelectorResult> {
-        let num_choices = choices.len().to_string();
-        // LlamaIndex: `max_outputs or len(choices)`, so 0 means "all".
-        let max_outputs = self
-            .max_outputs
-            .filter(|&m| m > 0)
-            .unwrap_or(choices.len())
-            .to_string();
-        let context_list = build_choices_text(choices);
-        let vars = [
-            ("num_choices", num_choices.as_str()),
-            ("max_outputs", max_outputs.as_str()),
-            ("context_list", context_list.as_str()),
-            ("query_str", query.query_str.as_str()),
-        ];
+        let vars = PromptVars::new(choices, query, Some(self.max_outputs));
         run(
             &*self.llm,
             &self.prompt,
-            &vars,
+            &vars.pairs(),
             self.output_parser,
             choices.len(),
             "multi",
@@ -166,19 +133,9 @@ impl Selector for LLMMultiSelector {
     }
 }
 
-impl PromptMixin for LLMMultiSelector {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([("prompt".to_owned(), self.prompt.clone())])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("prompt") {
-            p.require_vars(&["context_list", "query_str"])?;
-            self.prompt = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(LLMMultiSelector {
+    "prompt" => prompt ["context_list", "query_str"],
+});
 
 async fn run(
     llm: &dyn Llm,

@@ -93,6 +93,44 @@ pub fn build_choices_text(choices: &[ToolMetadata]) -> String {
         .join("\n\n")
 }
 
+/// The variables of a selector's prompt: `{num_choices}`, `{context_list}`,
+/// `{query_str}`, and for a multi-selector `{max_outputs}` (LlamaIndex's
+/// `max_outputs or len(choices)`: none or 0 means all).
+pub(crate) struct PromptVars {
+    num_choices: String,
+    max_outputs: Option<String>,
+    context_list: String,
+    query_str: String,
+}
+
+impl PromptVars {
+    /// `max_outputs` is `None` for a single selector, `Some(limit)` for a multi one.
+    pub(crate) fn new(
+        choices: &[ToolMetadata],
+        query: &QueryBundle,
+        max_outputs: Option<Option<usize>>,
+    ) -> Self {
+        Self {
+            num_choices: choices.len().to_string(),
+            max_outputs: max_outputs
+                .map(|m| m.filter(|&m| m > 0).unwrap_or(choices.len()).to_string()),
+            context_list: build_choices_text(choices),
+            query_str: query.query_str.clone(),
+        }
+    }
+
+    /// The pairs to format the prompt with.
+    pub(crate) fn pairs(&self) -> Vec<(&str, &str)> {
+        let mut vars = vec![("num_choices", self.num_choices.as_str())];
+        if let Some(m) = &self.max_outputs {
+            vars.push(("max_outputs", m.as_str()));
+        }
+        vars.push(("context_list", self.context_list.as_str()));
+        vars.push(("query_str", self.query_str.as_str()));
+        vars
+    }
+}
+
 /// Python's `str.splitlines()`: lines without their breaks, no trailing empty line.
 pub(crate) fn py_splitlines(text: &str) -> Vec<&str> {
     let is_break = |c: char| {

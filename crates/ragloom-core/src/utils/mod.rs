@@ -1,5 +1,5 @@
 //! Small shared helpers: Python-style `{name}` formatting and hex digests, atomic writes, Python's JSON,
-//! `.npy` arrays, blocking work off the async threads, jobs run a few at a time in order, and the tokenizers' word caches.
+//! `.npy` arrays, builder setters, blocking work off the async threads, jobs run a few at a time in order, and the tokenizers' word caches.
 
 mod blocking;
 mod fmt;
@@ -7,6 +7,7 @@ mod fs;
 pub(crate) mod npy;
 mod ordered;
 mod pyjson;
+mod setters;
 mod str_map;
 
 pub use blocking::run_blocking;
@@ -18,4 +19,5 @@ pub use pyjson::{
     PythonFormatter, json_dumps, to_python_json_string, to_python_json_string_unescaped,
     write_python_json,
 };
+pub(crate) use setters::{setters, wrapped_setters};
 pub(crate) use str_map::StrMap;

@@ -3,7 +3,8 @@
 
 use crate::error::Result;
 use crate::llms::{Llm, predict};
-use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate, PromptType};
+use crate::prompts::own_prompts;
+use crate::prompts::{BasePromptTemplate, PromptMixin, PromptTemplate, PromptType};
 use crate::schema::QueryBundle;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -50,15 +51,7 @@ impl QueryTransform for IdentityQueryTransform {
     }
 }
 
-impl PromptMixin for IdentityQueryTransform {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::new()
-    }
-
-    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
-        Ok(())
-    }
-}
+own_prompts!(IdentityQueryTransform {});
 
 /// Hypothetical Document Embeddings (LlamaIndex `HyDEQueryTransform`, after
 /// Gao et al., "Precise Zero-Shot Dense Retrieval without Relevance Labels"):
@@ -127,16 +120,6 @@ impl QueryTransform for HyDEQueryTransform {
     }
 }
 
-impl PromptMixin for HyDEQueryTransform {
-    fn own_prompts(&self) -> PromptDictType {
-        PromptDictType::from([("hyde_prompt".to_owned(), self.hyde_prompt.clone())])
-    }
-
-    fn update_own_prompts(&mut self, prompts: &PromptDictType) -> Result<()> {
-        if let Some(p) = prompts.get("hyde_prompt") {
-            p.require_vars(&["context_str"])?;
-            self.hyde_prompt = p.clone();
-        }
-        Ok(())
-    }
-}
+own_prompts!(HyDEQueryTransform {
+    "hyde_prompt" => hyde_prompt ["context_str"],
+});
