@@ -55,7 +55,7 @@ pub struct SentenceSplitter {
     /// Metadata, Previous/Next links and node ids (every parser has them).
     pub options: NodeParserOptions,
     compiled_regex: Option<Regex>,
-    regex_error: Option<String>,
+    regex_error: Option<regex::Error>,
     tokenizer: Arc<dyn Tokenizer>,
     chunking_tokenizer_fn: Option<ChunkingTokenizerFn>,
 }
@@ -161,7 +161,7 @@ impl SentenceSplitter {
         if let Some(pattern) = regex.filter(|p| *p != CHUNKING_REGEX) {
             match Regex::new(pattern) {
                 Ok(re) => self.compiled_regex = Some(re),
-                Err(e) => self.regex_error = Some(e.to_string()),
+                Err(e) => self.regex_error = Some(e),
             }
         }
         self
@@ -209,9 +209,7 @@ impl SentenceSplitter {
             ));
         }
         if let Some(e) = &self.regex_error {
-            return Err(Error::InvalidInput(format!(
-                "secondary_chunking_regex: {e}"
-            )));
+            return Err(Error::invalid("secondary_chunking_regex", e.clone()));
         }
         Ok(())
     }

@@ -202,9 +202,10 @@ impl Connection {
     pub fn new(host: &OllamaHost, timeout: Option<Duration>) -> Result<Self, Error> {
         let base_url = host.base_url();
         url::Url::parse(&base_url).map_err(|e| {
-            Error::InvalidInput(format!(
-                "Ollama base URL `{base_url}` (from `{host}`) is not a valid URL: {e}"
-            ))
+            Error::invalid(
+                format!("Ollama base URL `{base_url}` (from `{host}`) is not a valid URL"),
+                e,
+            )
         })?;
         let mut builder = reqwest::Client::builder();
         if let Some(t) = timeout {
@@ -356,9 +357,7 @@ pub fn parse_keep_alive(value: &str) -> Result<KeepAlive, Error> {
         });
     }
     serde_json::from_value(serde_json::Value::String(trimmed.to_owned())).map_err(|e| {
-        Error::InvalidInput(format!(
-            "keep_alive `{value}` is not a duration Ollama accepts (-1, 0, seconds, or e.g. 30s, 10m, 2h): {e}"
-        ))
+        Error::invalid(format!("keep_alive `{value}` is not a duration Ollama accepts (-1, 0, seconds, or e.g. 30s, 10m, 2h)"), e)
     })
 }
 

@@ -100,9 +100,7 @@ impl PgSession {
                 {
                     Ok(r) => r,
                     Err(e) => {
-                        let _ = ready.send(Err(Error::Other(format!(
-                            "starting a PostgreSQL session: {e}"
-                        ))));
+                        let _ = ready.send(Err(Error::failed("starting a PostgreSQL session", e)));
                         return;
                     }
                 };

@@ -165,9 +165,10 @@ impl OllamaEmbeddingBuilder {
                     self.ollama_additional_kwargs,
                 ))
                 .map_err(|e| {
-                    Error::InvalidInput(format!(
-                        "ollama embedding: ollama_additional_kwargs are not valid model options: {e}"
-                    ))
+                    Error::invalid(
+                        "ollama embedding: ollama_additional_kwargs are not valid model options",
+                        e,
+                    )
                 })?,
             )
         };

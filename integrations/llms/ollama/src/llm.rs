@@ -217,9 +217,7 @@ impl OllamaBuilder {
         // fields (no key is sent twice) and win over the typed setters.
         let mut options: ModelOptions =
             serde_json::from_value(Value::Object(self.additional_kwargs.clone())).map_err(|e| {
-                Error::InvalidInput(format!(
-                    "ollama: additional_kwargs are not valid model options: {e}"
-                ))
+                Error::invalid("ollama: additional_kwargs are not valid model options", e)
             })?;
         let given = |key: &str| self.additional_kwargs.contains_key(key);
         if let (Some(t), false) = (self.temperature, given("temperature")) {

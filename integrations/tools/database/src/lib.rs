@@ -390,9 +390,7 @@ impl DatabaseTool {
                 let tables = match arg("tables") {
                     None | Some(Value::Null) => None,
                     Some(v) => Some(serde_json::from_value::<Vec<String>>(v).map_err(|e| {
-                        Error::InvalidInput(format!(
-                            "field `tables` must be a list of table names: {e}"
-                        ))
+                        Error::invalid("field `tables` must be a list of table names", e)
                     })?),
                 };
                 let text = self.spec.describe_tables(tables).await?;

@@ -62,9 +62,10 @@ impl Bridge {
                 {
                     Ok(r) => r,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(Error::Other(format!(
-                            "starting the Qdrant key-value thread: {e}"
-                        ))));
+                        let _ = ready_tx.send(Err(Error::failed(
+                            "starting the Qdrant key-value thread",
+                            e,
+                        )));
                         return;
                     }
                 };
@@ -182,9 +183,10 @@ fn parse(text: &str, key: &str) -> Result<KvValue> {
         Ok(_) => Err(Error::InvalidInput(format!(
             "the stored value of `{key}` is not a JSON object"
         ))),
-        Err(e) => Err(Error::InvalidInput(format!(
-            "the stored value of `{key}` is damaged: {e}"
-        ))),
+        Err(e) => Err(Error::invalid(
+            format!("the stored value of `{key}` is damaged"),
+            e,
+        )),
     }
 }
 
