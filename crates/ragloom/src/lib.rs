@@ -190,6 +190,14 @@ pub mod file_readers {
     pub use ragloom_readers_file::*;
 }
 
+/// Text-to-SQL (LlamaIndex's `SQLDatabase`, `NLSQLRetriever`,
+/// `NLSQLTableQueryEngine`): a question becomes SQL a model writes, run
+/// read-only under guards (crate `ragloom-sql`, feature `sql`).
+#[cfg(feature = "sql")]
+pub mod sql {
+    pub use ragloom_sql::*;
+}
+
 /// A SQLite database as agent tools: `list_tables`, `describe_tables` and
 /// `load_data(query)`, read-only by default ([`tools_database::DatabaseToolSpec`],
 /// crate `ragloom-tools-database`, feature `tools-database`).
@@ -246,6 +254,7 @@ mod guides {
     guide!(Server, "server", "docs/server.md");
     guide!(Starter, "starter", "docs/starter.md");
     guide!(Storage, "storage", "docs/storage.md");
+    guide!(StructuredData, "structured-data", "docs/structured-data.md");
     guide!(Tools, "tools", "docs/tools.md");
     guide!(Workflows, "workflows", "docs/workflows.md");
     guide!(

@@ -1,0 +1,8 @@
+//! ragloom-sql's tests, one binary: equality with LlamaIndex on recorded
+//! cases, and the guards against hostile model-written SQL.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+mod guards;
+mod text_to_sql;
