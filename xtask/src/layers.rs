@@ -37,6 +37,7 @@ pub(crate) const LAYERS: Layers = &[
             "ingestion",
             "durable",
             "indices",
+            "objects",
             "retrievers",
             "postprocessor",
             "response_synthesizers",

@@ -4,7 +4,7 @@
 use super::runner::{AgentRunner, AgentRunnerBuilder};
 use super::task::unknown_tool_choice;
 use super::task::{AgentWorker, StepOptions, StepOutput, Task, TaskStep, TaskStepOutput};
-use super::tool_retriever::{ObjectRetriever, ToolSource};
+use super::tool_retriever::{ToolRetriever, ToolSource};
 use async_trait::async_trait;
 use futures::future::join_all;
 use ragloom_core::chat_engine::AgentChatResponse;
@@ -42,7 +42,7 @@ pub struct FunctionCallingAgentWorker {
 pub struct FunctionCallingAgentWorkerBuilder {
     llm: Arc<dyn Llm>,
     tools: Vec<Arc<dyn Tool>>,
-    tool_retriever: Option<Arc<dyn ObjectRetriever>>,
+    tool_retriever: Option<Arc<ToolRetriever>>,
     system_prompt: Option<String>,
     prefix_messages: Vec<ChatMessage>,
     verbose: bool,
@@ -59,7 +59,7 @@ impl FunctionCallingAgentWorkerBuilder {
     }
 
     /// Picks the tools per task from its input instead of a fixed list.
-    pub fn tool_retriever(mut self, retriever: Arc<dyn ObjectRetriever>) -> Self {
+    pub fn tool_retriever(mut self, retriever: Arc<ToolRetriever>) -> Self {
         self.tool_retriever = Some(retriever);
         self
     }

@@ -78,6 +78,7 @@ pub use function_calling::{
     FunctionCallingAgentWorker, FunctionCallingAgentWorkerBuilder,
 };
 pub use index_ext::AsChatEngine;
+pub use ragloom_core::objects::{ObjectIndex, ObjectIndexRetriever, ObjectRetriever};
 pub use react::worker::DEFAULT_MAX_TOOL_OUTPUT_LEN;
 pub use react::{
     ActionReasoningStep, ObservationReasoningStep, ReActAgentWorker, ReActChatFormatter,
@@ -88,7 +89,7 @@ pub use task::{
     AgentResponse, AgentWorker, SharedStream, StepOptions, StepOutput, Task, TaskStep,
     TaskStepOutput,
 };
-pub use tool_retriever::{ObjectIndex, ObjectIndexRetriever, ObjectRetriever};
+pub use tool_retriever::ToolRetriever;
 pub use workflow::{
     AgentHandler, AgentInput, AgentOutput, AgentSetup, AgentSpec, AgentStream,
     AgentStreamStructuredOutput, AgentWorkflow, AgentWorkflowBuilder, DEFAULT_MAX_ITERATIONS,

@@ -33,6 +33,7 @@ pub mod ingestion;
 pub mod llms;
 pub mod memory;
 pub mod node_parser;
+pub mod objects;
 pub mod output_parsers;
 pub mod postprocessor;
 pub mod prompts;

@@ -9,7 +9,9 @@
 //!   parses its reply ([`parse_response_to_sql`]), runs it; a statement that
 //!   fails comes back as a node saying why, for the model to read.
 //! - [`NLSQLTableQueryEngine`]: answers from the rows with LlamaIndex's
-//!   synthesis prompt, or returns them (as text or a Markdown table).
+//!   synthesis prompt, or returns them (as text or a Markdown table); with a
+//!   table retriever (an `ObjectIndex` over [`SQLTableNodeMapping`]) only the
+//!   tables a question needs reach the prompt ([`SQLTableRetrieverQueryEngine`]).
 
 #![warn(missing_docs)]
 
@@ -21,6 +23,7 @@ mod query_engine;
 mod retriever;
 mod sqlite;
 mod sqlite_types;
+mod table_mapping;
 mod value;
 
 pub use database::{SQLDatabase, SQLDatabaseBuilder, SqlResult};
@@ -30,7 +33,10 @@ pub use prompts::{
     DEFAULT_RESPONSE_SYNTHESIS_PROMPT_TMPL_V2, DEFAULT_TEXT_TO_SQL_TMPL, response_synthesis_prompt,
     text_to_sql_prompt,
 };
-pub use query_engine::{NLSQLTableQueryEngine, NLSQLTableQueryEngineBuilder};
+pub use query_engine::{
+    NLSQLTableQueryEngine, NLSQLTableQueryEngineBuilder, SQLTableRetrieverQueryEngine,
+};
 pub use retriever::{NLSQLRetriever, NLSQLRetrieverBuilder, SQLTableSchema};
 pub use sqlite::run_sqlite_script;
+pub use table_mapping::SQLTableNodeMapping;
 pub use value::{SqlValue, markdown_table, rows_repr};

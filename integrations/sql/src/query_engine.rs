@@ -31,6 +31,12 @@ pub struct NLSQLTableQueryEngine {
     refine_synthesis_prompt: BasePromptTemplate,
 }
 
+/// LlamaIndex's `SQLTableRetrieverQueryEngine`: an [`NLSQLTableQueryEngine`]
+/// whose builder was given a table retriever, so only the tables relevant to
+/// a question reach the prompt — for databases with too many tables to
+/// describe them all: `SQLTableRetrieverQueryEngine::builder(db, llm).table_retriever(r)`.
+pub type SQLTableRetrieverQueryEngine = NLSQLTableQueryEngine;
+
 /// Options of an [`NLSQLTableQueryEngine`]; the retriever's options too.
 #[derive(Debug)]
 pub struct NLSQLTableQueryEngineBuilder {
@@ -217,6 +223,15 @@ impl NLSQLTableQueryEngineBuilder {
         S: Into<String>,
     {
         self.retriever(|r| r.tables(tables))
+    }
+
+    /// A retriever picking the tables shown for each question (what makes
+    /// this LlamaIndex's `SQLTableRetrieverQueryEngine`).
+    pub fn table_retriever(
+        self,
+        retriever: Arc<dyn ragloom_core::objects::ObjectRetriever<crate::SQLTableSchema>>,
+    ) -> Self {
+        self.retriever(|r| r.table_retriever(retriever))
     }
 
     /// Descriptions added to tables' columns (LlamaIndex `context_query_kwargs`).

@@ -8,7 +8,8 @@ use crate::prompts::text_to_sql_prompt;
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::llms::{Llm, predict};
-use ragloom_core::prompts::{BasePromptTemplate, PromptDictType, PromptMixin};
+use ragloom_core::objects::ObjectRetriever;
+use ragloom_core::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
 use ragloom_core::retrievers::Retriever;
 use ragloom_core::schema::{Node, NodeWithScore, QueryBundle};
 use serde_json::{Map, Value, json};
@@ -36,10 +37,19 @@ pub struct NLSQLRetriever {
     database: SQLDatabase,
     llm: Arc<dyn Llm>,
     text_to_sql_prompt: BasePromptTemplate,
-    tables: Vec<SQLTableSchema>,
+    tables: TableSource,
     handle_sql_errors: bool,
     sql_only: bool,
     return_raw: bool,
+    retry_on_error: bool,
+}
+
+/// Which tables a question is shown: always the same, or those a retriever
+/// picks for it.
+#[derive(Clone, Debug)]
+enum TableSource {
+    Fixed(Vec<SQLTableSchema>),
+    Retriever(Arc<dyn ObjectRetriever<SQLTableSchema>>),
 }
 
 /// Options of an [`NLSQLRetriever`].
@@ -48,6 +58,7 @@ pub struct NLSQLRetrieverBuilder {
     retriever: NLSQLRetriever,
     tables: Option<Vec<String>>,
     context_query_kwargs: HashMap<String, String>,
+    table_retriever: Option<Arc<dyn ObjectRetriever<SQLTableSchema>>>,
 }
 
 impl NLSQLRetriever {
@@ -58,13 +69,15 @@ impl NLSQLRetriever {
                 database,
                 llm,
                 text_to_sql_prompt: text_to_sql_prompt(),
-                tables: Vec::new(),
+                tables: TableSource::Fixed(Vec::new()),
                 handle_sql_errors: true,
                 sql_only: false,
                 return_raw: true,
+                retry_on_error: false,
             },
             tables: None,
             context_query_kwargs: HashMap::new(),
+            table_retriever: None,
         }
     }
 
@@ -74,10 +87,15 @@ impl NLSQLRetriever {
     }
 
     /// The tables' descriptions as the prompt's `{schema}` gets them, one
-    /// paragraph each (LlamaIndex `_get_table_context`).
-    pub async fn table_context(&self, _query: &QueryBundle) -> Result<String> {
-        let mut parts = Vec::with_capacity(self.tables.len());
-        for table in &self.tables {
+    /// paragraph each (LlamaIndex `_get_table_context`): the fixed tables,
+    /// or those the table retriever picks for `query`.
+    pub async fn table_context(&self, query: &QueryBundle) -> Result<String> {
+        let tables = match &self.tables {
+            TableSource::Fixed(tables) => tables.clone(),
+            TableSource::Retriever(r) => r.retrieve(&query.query_str).await?,
+        };
+        let mut parts = Vec::with_capacity(tables.len());
+        for table in &tables {
             let mut info = self.database.table_info(&table.table_name).await?;
             if let Some(context) = &table.context_str {
                 info.push_str(" The table description is: ");
@@ -96,29 +114,53 @@ impl NLSQLRetriever {
     ) -> Result<(Vec<NodeWithScore>, Map<String, Value>)> {
         let schema = self.table_context(query).await?;
         tracing::debug!(schema = %schema, "table descriptions");
-        let reply = predict(
-            self.llm.as_ref(),
-            &self.text_to_sql_prompt,
-            &[
-                ("query_str", query.query_str.as_str()),
-                ("schema", schema.as_str()),
-                ("dialect", self.database.dialect()),
-            ],
-        )
-        .instrument(tracing::info_span!("text_to_sql"))
-        .await?;
-        let sql = parse_response_to_sql(&reply);
+        let vars = [
+            ("query_str", query.query_str.as_str()),
+            ("schema", schema.as_str()),
+            ("dialect", self.database.dialect()),
+        ];
+        let reply = predict(self.llm.as_ref(), &self.text_to_sql_prompt, &vars)
+            .instrument(tracing::info_span!("text_to_sql"))
+            .await?;
+        let mut sql = parse_response_to_sql(&reply);
         tracing::info!(sql = %sql, "predicted SQL");
         let mut metadata = Map::new();
-        metadata.insert("sql_query".into(), json!(sql));
         if self.sql_only {
+            metadata.insert("sql_query".into(), json!(sql));
             metadata.insert("result".into(), json!(sql));
             return Ok((
                 vec![NodeWithScore::new(Node::text_node(sql), None)],
                 metadata,
             ));
         }
-        match self.database.run_sql(&sql).await {
+        let mut outcome = self.database.run_sql(&sql).await;
+        if self.retry_on_error
+            && let Err(e) = &outcome
+            && let Some(failure) = statement_error(e)
+        {
+            // Once: the prompt again, the failed statement and why, and the
+            // model's second try.
+            let failure = failure.to_string();
+            let first = self.text_to_sql_prompt.format(&vars)?;
+            let retry = format!(
+                "{first}{sql}\nSQLResult: Error: {failure}\n\nThat statement failed. Write a corrected one.\nQuestion: {}\nSQLQuery: ",
+                query.query_str
+            );
+            let reply = predict(
+                self.llm.as_ref(),
+                &PromptTemplate::new("{prompt}").into(),
+                &[("prompt", retry.as_str())],
+            )
+            .instrument(tracing::info_span!("text_to_sql_retry"))
+            .await?;
+            metadata.insert("failed_sql_query".into(), json!(sql));
+            metadata.insert("sql_error".into(), json!(failure));
+            sql = parse_response_to_sql(&reply);
+            tracing::info!(sql = %sql, "predicted SQL, second try");
+            outcome = self.database.run_sql(&sql).await;
+        }
+        metadata.insert("sql_query".into(), json!(sql));
+        match outcome {
             Ok(result) => {
                 let nodes = self.result_nodes(&sql, &result);
                 metadata.insert("result".into(), result.rows_json());
@@ -204,6 +246,14 @@ impl NLSQLRetrieverBuilder {
         self
     }
 
+    /// A retriever picking the tables shown for each question (LlamaIndex
+    /// `table_retriever`, e.g. an `ObjectIndex` over [`crate::SQLTableNodeMapping`]);
+    /// not with [`tables`](Self::tables).
+    pub fn table_retriever(mut self, retriever: Arc<dyn ObjectRetriever<SQLTableSchema>>) -> Self {
+        self.table_retriever = Some(retriever);
+        self
+    }
+
     /// A description added to a table's columns (LlamaIndex `context_query_kwargs`).
     pub fn context_query_kwargs<I, K, V>(mut self, descriptions: I) -> Self
     where
@@ -232,6 +282,15 @@ impl NLSQLRetrieverBuilder {
         self
     }
 
+    /// When a statement fails (invalid SQL, a guard's refusal), show the
+    /// model the statement and the error once and run its second statement
+    /// (default false: one call, as LlamaIndex). The response's metadata then
+    /// also holds `failed_sql_query` and `sql_error`.
+    pub fn retry_on_error(mut self, on: bool) -> Self {
+        self.retriever.retry_on_error = on;
+        self
+    }
+
     /// Only write the SQL, never run it (default false).
     pub fn sql_only(mut self, on: bool) -> Self {
         self.retriever.sql_only = on;
@@ -251,6 +310,15 @@ impl NLSQLRetrieverBuilder {
         self.retriever
             .text_to_sql_prompt
             .require_vars(&["query_str", "schema"])?;
+        if let Some(retriever) = self.table_retriever {
+            if self.tables.is_some() {
+                return Err(Error::InvalidInput(
+                    "give the tables or a table retriever, not both".into(),
+                ));
+            }
+            self.retriever.tables = TableSource::Retriever(retriever);
+            return Ok(self.retriever);
+        }
         let usable = self.retriever.database.usable_table_names();
         let names = self.tables.unwrap_or_else(|| usable.to_vec());
         for name in &names {
@@ -261,13 +329,15 @@ impl NLSQLRetrieverBuilder {
                 )));
             }
         }
-        self.retriever.tables = names
-            .into_iter()
-            .map(|table_name| SQLTableSchema {
-                context_str: self.context_query_kwargs.get(&table_name).cloned(),
-                table_name,
-            })
-            .collect();
+        self.retriever.tables = TableSource::Fixed(
+            names
+                .into_iter()
+                .map(|table_name| SQLTableSchema {
+                    context_str: self.context_query_kwargs.get(&table_name).cloned(),
+                    table_name,
+                })
+                .collect(),
+        );
         Ok(self.retriever)
     }
 }

@@ -328,7 +328,10 @@ impl Session<'_> {
                         after: self.db.limits.statement_timeout,
                     }
                 }
-                rusqlite::Error::SqliteFailure(_, Some(message)) => StatementError::Invalid {
+                // SQLite's own message, as Python's driver gives it (not
+                // rusqlite's, which appends the statement and an offset).
+                rusqlite::Error::SqliteFailure(_, Some(message))
+                | rusqlite::Error::SqlInputError { msg: message, .. } => StatementError::Invalid {
                     statement: statement.to_owned(),
                     message,
                 },

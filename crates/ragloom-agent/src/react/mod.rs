@@ -21,7 +21,7 @@ pub use types::{
 pub use worker::{PARSE_FAILURE_MESSAGE, ReActAgentWorker, ReActAgentWorkerBuilder};
 
 use super::runner::{AgentRunner, AgentRunnerBuilder};
-use super::tool_retriever::ObjectRetriever;
+use super::tool_retriever::ToolRetriever;
 use ragloom_core::error::Result;
 use ragloom_core::llms::Llm;
 use ragloom_core::memory::BaseMemory;
@@ -62,7 +62,7 @@ impl ReActAgentBuilder {
     }
 
     /// Picks the tools per task from its input.
-    pub fn tool_retriever(mut self, retriever: Arc<dyn ObjectRetriever>) -> Self {
+    pub fn tool_retriever(mut self, retriever: Arc<ToolRetriever>) -> Self {
         self.worker = self.worker.tool_retriever(retriever);
         self
     }

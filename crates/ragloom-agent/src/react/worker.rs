@@ -6,7 +6,7 @@ use super::output_parser::ReActOutputParser;
 use super::types::{ObservationReasoningStep, ReasoningStep};
 use crate::task::SharedStream;
 use crate::task::{AgentWorker, StepOptions, StepOutput, Task, TaskStep, TaskStepOutput};
-use crate::tool_retriever::{ObjectRetriever, ToolSource};
+use crate::tool_retriever::{ToolRetriever, ToolSource};
 use async_trait::async_trait;
 use futures::StreamExt;
 use ragloom_core::chat_engine::{AgentChatResponse, StreamingAgentChatResponse};
@@ -45,7 +45,7 @@ pub struct ReActAgentWorker {
 pub struct ReActAgentWorkerBuilder {
     llm: Arc<dyn Llm>,
     tools: Vec<Arc<dyn Tool>>,
-    tool_retriever: Option<Arc<dyn ObjectRetriever>>,
+    tool_retriever: Option<Arc<ToolRetriever>>,
     formatter: ReActChatFormatter,
     verbose: bool,
     max_tool_output_len: Option<usize>,
@@ -59,7 +59,7 @@ impl ReActAgentWorkerBuilder {
     }
 
     /// Picks the tools per task from its input instead of a fixed list.
-    pub fn tool_retriever(mut self, retriever: Arc<dyn ObjectRetriever>) -> Self {
+    pub fn tool_retriever(mut self, retriever: Arc<ToolRetriever>) -> Self {
         self.tool_retriever = Some(retriever);
         self
     }

@@ -4,7 +4,7 @@
 use super::events::AgentStream;
 use super::events::{AgentOutput, ToolCallResult};
 use super::prompts::DEFAULT_STATE_PROMPT;
-use crate::tool_retriever::ObjectRetriever;
+use crate::tool_retriever::ToolRetriever;
 use async_trait::async_trait;
 use futures::StreamExt;
 use ragloom_core::error::{Error, Result};
@@ -51,7 +51,7 @@ pub struct AgentSpec {
     /// The tools it may call.
     pub tools: Vec<Arc<dyn Tool>>,
     /// Finds more tools for each request.
-    pub tool_retriever: Option<Arc<dyn ObjectRetriever>>,
+    pub tool_retriever: Option<Arc<ToolRetriever>>,
     /// The agents it may hand off to; `None` for all of them.
     pub can_handoff_to: Option<Vec<String>>,
     /// Its model.

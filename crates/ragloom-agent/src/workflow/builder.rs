@@ -38,10 +38,7 @@ macro_rules! agent_spec_setters {
         }
 
         /// Finds more tools for each request.
-        pub fn tool_retriever(
-            mut self,
-            retriever: std::sync::Arc<dyn $crate::ObjectRetriever>,
-        ) -> Self {
+        pub fn tool_retriever(mut self, retriever: std::sync::Arc<$crate::ToolRetriever>) -> Self {
             self.spec.tool_retriever = Some(retriever);
             self
         }

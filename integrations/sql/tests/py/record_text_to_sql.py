@@ -77,6 +77,13 @@ def main() -> None:
     con.close()
     odd_db = SQLDatabase(create_engine(f"sqlite:///{odd}"))
     out["odd_table_info"] = {t: odd_db.get_single_table_info(t) for t in odd_db.get_usable_table_names()}
+    from llama_index.core.objects import SQLTableNodeMapping, SQLTableSchema
+
+    mapping = SQLTableNodeMapping(db)
+    out["table_nodes"] = [
+        {"table_name": t, "context_str": c, "text": mapping.to_node(SQLTableSchema(table_name=t, context_str=c)).text}
+        for t, c in [("city", None), ("orders", "One row per order line.")]
+    ]
     runs = []
     for sql in [
         "SELECT name, population FROM city ORDER BY population DESC LIMIT 3",
@@ -108,6 +115,8 @@ def main() -> None:
         ("Which city has the most people?", ["SELECT name, population FROM city ORDER BY population DESC LIMIT 1\nSQLResult:", "Tokyo, with 13,960,000 people."], {}),
         ("What did Ada order?", ["SQLQuery: SELECT p.name, o.quantity FROM orders o JOIN customer c ON c.id = o.customer_id JOIN product p ON p.id = o.product_id WHERE c.name = 'Ada'", "A kettle and two lamps."], {"tables": ["orders", "customer", "product"]}),
         ("How many people live in Atlantis?", ["SELECT population FROM atlantis", "I could not find that."], {}),
+        ("How old is Ada?", ["SELECT age FROM customer WHERE name = 'Ada'", "Unknown."], {}),
+        ("Name a city.", ["SELEC name FROM city", "Unknown."], {}),
         ("List the products.", ["SELECT name, price FROM product ORDER BY id"], {"synthesize_response": False}),
         ("List the products as a table.", ["SELECT name, price FROM product ORDER BY id"], {"synthesize_response": False, "markdown_response": True}),
         ("Which customers are in Japan?", ["SELECT customer.name FROM customer JOIN city ON city.id = customer.city_id JOIN country ON country.id = city.country_id WHERE country.name = 'Japan'", "Kenji and Mio."], {"tables": ["customer", "city", "country"], "context_query_kwargs": {"customer": "People who bought from the shop."}}),

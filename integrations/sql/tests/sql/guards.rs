@@ -222,3 +222,72 @@ async fn a_hostile_reply_becomes_an_observation_and_changes_nothing() {
     assert!(!response.metadata.contains_key("result"));
     assert_eq!(snapshot(&path), before);
 }
+
+#[tokio::test]
+async fn a_failed_statement_goes_back_to_the_model_once_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = SQLDatabase::sqlite(build_db(dir.path(), "sample.sql"))
+        .build()
+        .unwrap();
+    let llm = Arc::new(
+        MockLlm::scripted([
+            "SELECT habitants FROM city WHERE name = 'Tokyo'",
+            "SQLQuery: SELECT population FROM city WHERE name = 'Tokyo'",
+            "About 14 million.",
+        ])
+        .chat_model(false),
+    );
+    let engine = NLSQLTableQueryEngine::builder(db.clone(), llm.clone() as Arc<dyn Llm>)
+        .retriever(|r| r.retry_on_error(true))
+        .build()
+        .unwrap();
+    let response = engine
+        .query(&QueryBundle::new("How many live in Tokyo?"))
+        .await
+        .unwrap();
+    assert_eq!(response.to_string(), "About 14 million.");
+    assert_eq!(
+        response.metadata["sql_query"],
+        "SELECT population FROM city WHERE name = 'Tokyo'"
+    );
+    assert_eq!(
+        response.metadata["failed_sql_query"],
+        "SELECT habitants FROM city WHERE name = 'Tokyo'"
+    );
+    let requests = llm.requests();
+    let retry = requests[1].prompt_text();
+    assert!(retry.starts_with(&requests[0].prompt_text()), "{retry}");
+    assert!(
+        retry.contains("SELECT habitants FROM city WHERE name = 'Tokyo'\nSQLResult: Error: Statement \"SELECT habitants FROM city WHERE name = 'Tokyo'\" is invalid SQL.\nError: no such column: habitants\n\nThat statement failed."),
+        "{retry}"
+    );
+    assert!(
+        requests[2]
+            .prompt_text()
+            .contains("SQL Response: [(13960000,)]")
+    );
+
+    // Once only: a second failure is the answer's observation; by default, no retry at all.
+    let twice = Arc::new(
+        MockLlm::scripted(["SELECT a FROM nowhere", "SELECT b FROM nowhere", "No."])
+            .chat_model(false),
+    );
+    let engine = NLSQLTableQueryEngine::builder(db.clone(), twice.clone() as Arc<dyn Llm>)
+        .retriever(|r| r.retry_on_error(true))
+        .build()
+        .unwrap();
+    engine.query(&QueryBundle::new("q")).await.unwrap();
+    assert_eq!(twice.requests().len(), 3);
+    assert!(
+        twice.requests()[2]
+            .prompt_text()
+            .contains("no such table: nowhere")
+    );
+    let once = Arc::new(MockLlm::scripted(["SELECT a FROM nowhere", "No."]).chat_model(false));
+    NLSQLTableQueryEngine::new(db, once.clone() as Arc<dyn Llm>)
+        .unwrap()
+        .query(&QueryBundle::new("q"))
+        .await
+        .unwrap();
+    assert_eq!(once.requests().len(), 2);
+}

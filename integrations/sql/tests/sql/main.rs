@@ -5,4 +5,5 @@
 
 mod common;
 mod guards;
+mod tables;
 mod text_to_sql;
