@@ -11,9 +11,7 @@ use super::options::{NodeParserOptions, node_parser_component, node_parser_optio
 use super::{NodeParser, TextSplitter};
 use crate::error::{Error, Result};
 use crate::schema::Node;
-use crate::transform::TransformComponent;
-use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// LlamaIndex's default `max_chars` of a code chunk.
 pub const DEFAULT_MAX_CHARS: usize = 1500;
