@@ -213,6 +213,14 @@ pub mod tools_requests {
     pub use ragloom_tools_requests::*;
 }
 
+/// Wikipedia as agent tools (`load_data`, `search_data`) and a reader
+/// ([`tools_wikipedia::WikipediaToolSpec`], [`tools_wikipedia::WikipediaReader`],
+/// crate `ragloom-tools-wikipedia`, feature `tools-wikipedia`).
+#[cfg(feature = "tools-wikipedia")]
+pub mod tools_wikipedia {
+    pub use ragloom_tools_wikipedia::*;
+}
+
 /// A tool running model-written code in a subprocess, **without a sandbox**
 /// ([`tools_code_interpreter::CodeInterpreterToolSpec`], crate
 /// `ragloom-tools-code-interpreter`, feature `tools-code-interpreter`, not in `full`).

@@ -624,7 +624,7 @@ fn bad_settings_fail_at_build_time() {
         .additional_kwarg("temperature", "hot")
         .build()
         .unwrap_err();
-    assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+    assert!(err.is_invalid_input(), "{err}");
 }
 
 /// docs/api.md, "Chat request (with tools)" streamed, for a thinking model:
