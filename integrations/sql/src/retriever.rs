@@ -7,7 +7,7 @@ use crate::parser::parse_response_to_sql;
 use crate::prompts::text_to_sql_prompt;
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
-use ragloom_core::llms::{Llm, predict};
+use ragloom_core::llms::{ChatMessage, Llm, predict};
 use ragloom_core::objects::ObjectRetriever;
 use ragloom_core::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
 use ragloom_core::retrievers::Retriever;
@@ -42,6 +42,7 @@ pub struct NLSQLRetriever {
     sql_only: bool,
     return_raw: bool,
     retry_on_error: bool,
+    structured_output: bool,
 }
 
 /// Which tables a question is shown: always the same, or those a retriever
@@ -74,6 +75,7 @@ impl NLSQLRetriever {
                 sql_only: false,
                 return_raw: true,
                 retry_on_error: false,
+                structured_output: false,
             },
             tables: None,
             context_query_kwargs: HashMap::new(),
@@ -119,10 +121,8 @@ impl NLSQLRetriever {
             ("schema", schema.as_str()),
             ("dialect", self.database.dialect()),
         ];
-        let reply = predict(self.llm.as_ref(), &self.text_to_sql_prompt, &vars)
-            .instrument(tracing::info_span!("text_to_sql"))
-            .await?;
-        let mut sql = parse_response_to_sql(&reply);
+        let prompt = self.text_to_sql_prompt.format(&vars)?;
+        let mut sql = self.ask_for_sql(&prompt).await?;
         tracing::info!(sql = %sql, "predicted SQL");
         let mut metadata = Map::new();
         if self.sql_only {
@@ -141,21 +141,16 @@ impl NLSQLRetriever {
             // Once: the prompt again, the failed statement and why, and the
             // model's second try.
             let failure = failure.to_string();
-            let first = self.text_to_sql_prompt.format(&vars)?;
             let retry = format!(
-                "{first}{sql}\nSQLResult: Error: {failure}\n\nThat statement failed. Write a corrected one.\nQuestion: {}\nSQLQuery: ",
+                "{prompt}{sql}\nSQLResult: Error: {failure}\n\nThat statement failed. Write a corrected one.\nQuestion: {}\nSQLQuery: ",
                 query.query_str
             );
-            let reply = predict(
-                self.llm.as_ref(),
-                &PromptTemplate::new("{prompt}").into(),
-                &[("prompt", retry.as_str())],
-            )
-            .instrument(tracing::info_span!("text_to_sql_retry"))
-            .await?;
             metadata.insert("failed_sql_query".into(), json!(sql));
             metadata.insert("sql_error".into(), json!(failure));
-            sql = parse_response_to_sql(&reply);
+            sql = self
+                .ask_for_sql(&retry)
+                .instrument(tracing::info_span!("text_to_sql_retry"))
+                .await?;
             tracing::info!(sql = %sql, "predicted SQL, second try");
             outcome = self.database.run_sql(&sql).await;
         }
@@ -179,6 +174,37 @@ impl NLSQLRetriever {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// The model's SQL for `prompt` (the text-to-SQL prompt, formatted):
+    /// its reply parsed as LlamaIndex parses it, or with structured output
+    /// the `sql_query` field of the JSON the model was held to.
+    async fn ask_for_sql(&self, prompt: &str) -> Result<String> {
+        if self.structured_output {
+            let messages = [ChatMessage::user(prompt)];
+            let reply = self
+                .llm
+                .structured_chat(&messages, &sql_query_schema())
+                .instrument(tracing::info_span!("text_to_sql", structured = true))
+                .await?;
+            let sql = reply
+                .get("sql_query")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    Error::OutputParse(format!(
+                        "the model's JSON has no `sql_query` string: {reply}"
+                    ))
+                })?;
+            return Ok(parse_response_to_sql(sql));
+        }
+        let reply = predict(
+            self.llm.as_ref(),
+            &PromptTemplate::new("{prompt}").into(),
+            &[("prompt", prompt)],
+        )
+        .instrument(tracing::info_span!("text_to_sql"))
+        .await?;
+        Ok(parse_response_to_sql(&reply))
     }
 
     fn result_nodes(&self, sql: &str, result: &SqlResult) -> Vec<NodeWithScore> {
@@ -215,6 +241,24 @@ impl Retriever for NLSQLRetriever {
     async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
         Ok(self.retrieve_with_metadata(query).await?.0)
     }
+}
+
+/// The JSON the model is held to with structured output.
+fn sql_query_schema() -> Value {
+    json!({
+        "title": "SQLQuery",
+        "description": "One SQL statement that answers the question.",
+        "type": "object",
+        "properties": {
+            "sql_query": {
+                "type": "string",
+                "description": "One SQL statement, starting with SELECT or WITH.",
+                "pattern": "^(SELECT|WITH) ",
+            },
+        },
+        "required": ["sql_query"],
+        "additionalProperties": false,
+    })
 }
 
 impl PromptMixin for NLSQLRetriever {
@@ -288,6 +332,17 @@ impl NLSQLRetrieverBuilder {
     /// also holds `failed_sql_query` and `sql_error`.
     pub fn retry_on_error(mut self, on: bool) -> Self {
         self.retriever.retry_on_error = on;
+        self
+    }
+
+    /// Hold the model to JSON `{"sql_query": "SELECT ..."}` with the LLM's
+    /// constrained output (`Llm::structured_chat`: a JSON schema the server
+    /// enforces where it can — OpenAI's structured outputs, llama.cpp's
+    /// grammar, Ollama's `format`), instead of reading the SQL out of free
+    /// text (default false, as LlamaIndex). The schema asks for one
+    /// statement starting with `SELECT` or `WITH`.
+    pub fn structured_output(mut self, on: bool) -> Self {
+        self.retriever.structured_output = on;
         self
     }
 

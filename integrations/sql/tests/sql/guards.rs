@@ -291,3 +291,39 @@ async fn a_failed_statement_goes_back_to_the_model_once_when_asked() {
         .unwrap();
     assert_eq!(once.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn structured_output_holds_the_model_to_one_select() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = SQLDatabase::sqlite(build_db(dir.path(), "sample.sql"))
+        .build()
+        .unwrap();
+    let llm = Arc::new(MockLlm::scripted([
+        r#"{"sql_query": "SELECT name FROM city WHERE id = 3"}"#,
+        "Tokyo.",
+    ]));
+    let engine = NLSQLTableQueryEngine::builder(db, llm.clone() as Arc<dyn Llm>)
+        .retriever(|r| r.structured_output(true))
+        .build()
+        .unwrap();
+    let response = engine
+        .query(&QueryBundle::new("Which city has id 3?"))
+        .await
+        .unwrap();
+    assert_eq!(response.to_string(), "Tokyo.");
+    assert_eq!(
+        response.metadata["sql_query"],
+        "SELECT name FROM city WHERE id = 3"
+    );
+    let asked = &llm.requests()[0];
+    let schema = asked.schema.as_ref().expect("a structured request");
+    assert_eq!(
+        schema["properties"]["sql_query"]["pattern"],
+        "^(SELECT|WITH) "
+    );
+    assert!(
+        asked
+            .prompt_text()
+            .contains("Question: Which city has id 3?\nSQLQuery: ")
+    );
+}
