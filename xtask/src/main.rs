@@ -210,7 +210,10 @@ fn core_depends_on_no_integration() -> Result {
         ("ragloom-evaluation", &["ragloom-core"][..]),
         ("ragloom-workflow", &["ragloom-core"][..]),
         ("ragloom-agent", &["ragloom-core", "ragloom-workflow"][..]),
-        ("ragloom-sql", &["ragloom-core"][..]),
+        (
+            "ragloom-sql",
+            &["ragloom-core", "ragloom-common-postgres"][..],
+        ),
         // A provider's crates share code through `integrations/common`, not each other.
         (
             "ragloom-embeddings-ollama",

@@ -18,6 +18,8 @@
 mod database;
 mod limits;
 mod parser;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod prompts;
 mod query_engine;
 mod retriever;
@@ -26,7 +28,9 @@ mod sqlite_types;
 mod table_mapping;
 mod value;
 
-pub use database::{SQLDatabase, SQLDatabaseBuilder, SqlResult};
+#[cfg(feature = "postgres")]
+pub use database::PostgresUrl;
+pub use database::{SQLDatabase, SQLDatabaseBuilder, SqlResult, SqliteFile};
 pub use limits::{SqlLimits, StatementError, statement_error};
 pub use parser::parse_response_to_sql;
 pub use prompts::{

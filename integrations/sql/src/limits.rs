@@ -19,8 +19,9 @@ pub struct SqlLimits {
     /// Characters of the result's text (the rows' Python `repr`) kept; rows
     /// past it are dropped and the result says so. Default 100,000.
     pub max_result_chars: usize,
-    /// The longest string or blob a statement may build, in bytes
-    /// (SQLite's `SQLITE_LIMIT_LENGTH` on this connection). Default 1,000,000.
+    /// The longest value a statement may build or return, in bytes
+    /// (SQLite's `SQLITE_LIMIT_LENGTH` on this connection; on PostgreSQL
+    /// checked by the server, a longer value never sent). Default 1,000,000.
     pub max_value_bytes: i32,
 }
 

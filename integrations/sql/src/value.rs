@@ -18,6 +18,22 @@ pub enum SqlValue {
     Text(String),
     /// Bytes (Python's `bytes`).
     Blob(Vec<u8>),
+    /// A boolean (Python's `True`, `False`).
+    Bool(bool),
+    /// An exact decimal as the database prints it (Python's `Decimal('12.50')`).
+    Decimal(String),
+    /// A JSON document (a Python `dict` or `list`).
+    Json(Value),
+    /// An array (a Python `list`).
+    List(Vec<SqlValue>),
+    /// A value of another type (a date, a time, an interval, a UUID): how
+    /// Python's driver shows it.
+    Other {
+        /// Python's `repr` (`datetime.date(2024, 1, 2)`).
+        repr: String,
+        /// Python's `str` (`2024-01-02`).
+        str: String,
+    },
 }
 
 impl SqlValue {
@@ -33,25 +49,39 @@ impl SqlValue {
             SqlValue::Real(f) => py_repr(&json!(f)),
             SqlValue::Text(s) => py_repr(&Value::String(s.clone())),
             SqlValue::Blob(b) => bytes_repr(b),
+            SqlValue::Bool(b) => if *b { "True" } else { "False" }.to_owned(),
+            SqlValue::Decimal(d) => format!("Decimal('{d}')"),
+            SqlValue::Json(v) => py_repr(v),
+            SqlValue::List(items) => {
+                let items: Vec<String> = items.iter().map(SqlValue::py_repr).collect();
+                format!("[{}]", items.join(", "))
+            }
+            SqlValue::Other { repr, .. } => repr.clone(),
         }
     }
 
     /// Python's `str` of the value (what a Markdown table cell shows).
     pub fn py_str(&self) -> String {
         match self {
-            SqlValue::Text(s) => s.clone(),
+            SqlValue::Text(s) | SqlValue::Decimal(s) | SqlValue::Other { str: s, .. } => s.clone(),
             other => other.py_repr(),
         }
     }
 
-    /// The value as JSON (bytes as their Python `repr`, a non-finite number as text).
+    /// The value as JSON (bytes as their Python `repr`, a non-finite number,
+    /// a decimal, a date or a UUID as text).
     pub fn to_json(&self) -> Value {
         match self {
             SqlValue::Null => Value::Null,
             SqlValue::Integer(i) => json!(i),
             SqlValue::Real(f) if f.is_finite() => json!(f),
             SqlValue::Real(_) | SqlValue::Blob(_) => Value::String(self.py_repr()),
-            SqlValue::Text(s) => Value::String(s.clone()),
+            SqlValue::Text(s) | SqlValue::Decimal(s) | SqlValue::Other { str: s, .. } => {
+                Value::String(s.clone())
+            }
+            SqlValue::Bool(b) => Value::Bool(*b),
+            SqlValue::Json(v) => v.clone(),
+            SqlValue::List(items) => Value::Array(items.iter().map(SqlValue::to_json).collect()),
         }
     }
 

@@ -5,5 +5,7 @@
 
 mod common;
 mod guards;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod tables;
 mod text_to_sql;
