@@ -125,6 +125,7 @@ pub struct SqliteFile(PathBuf);
 pub struct PostgresUrl {
     url: String,
     schema: Option<String>,
+    role: Option<String>,
 }
 
 #[cfg(feature = "postgres")]
@@ -132,6 +133,7 @@ impl fmt::Debug for PostgresUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PostgresUrl")
             .field("schema", &self.schema)
+            .field("role", &self.role)
             .finish_non_exhaustive()
     }
 }
@@ -178,6 +180,7 @@ impl SQLDatabase {
         SQLDatabaseBuilder::new(PostgresUrl {
             url: url.into(),
             schema: None,
+            role: None,
         })
     }
 
@@ -385,6 +388,15 @@ impl SQLDatabaseBuilder<PostgresUrl> {
         self
     }
 
+    /// The role every statement runs as (`SET LOCAL ROLE`, which the
+    /// connecting user must be a member of): give it `SELECT` on the usable
+    /// tables only, and the database itself holds the model to them, beyond
+    /// ragloom's checks. Default: the connecting user.
+    pub fn role(mut self, role: impl Into<String>) -> Self {
+        self.source.role = Some(role.into());
+        self
+    }
+
     /// Connects and reads the tables; an unreachable server, a missing
     /// schema, both `include_tables` and `ignore_tables`, or a named table
     /// that does not exist is an error.
@@ -392,6 +404,7 @@ impl SQLDatabaseBuilder<PostgresUrl> {
         let mut backend = crate::postgres::Postgres::connect(
             &self.source.url,
             self.source.schema.clone(),
+            self.source.role.clone(),
             self.writable,
             self.limits.clone(),
             self.max_string_length,

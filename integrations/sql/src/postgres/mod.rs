@@ -10,6 +10,7 @@ mod values;
 use crate::database::SqlResult;
 use crate::limits::{SqlLimits, StatementError};
 use crate::value::SqlValue;
+use futures::TryStreamExt;
 use futures::future::BoxFuture;
 use ragloom_core::error::{Error, Result};
 use serde_json::Value;
@@ -29,6 +30,8 @@ pub(crate) struct Postgres {
     /// The schema the tables are in; `None`: those visible on the search path.
     schema: Option<String>,
     writable: bool,
+    /// The role each statement runs as (`SET LOCAL ROLE`).
+    role: Option<String>,
     limits: SqlLimits,
     max_string_length: usize,
     /// Relations a statement's plan may name: the usable tables, and the
@@ -49,6 +52,7 @@ impl Postgres {
     pub(crate) async fn connect(
         url: &str,
         schema: Option<String>,
+        role: Option<String>,
         writable: bool,
         limits: SqlLimits,
         max_string_length: usize,
@@ -81,6 +85,7 @@ impl Postgres {
             pool,
             endpoint,
             schema,
+            role,
             writable,
             limits,
             max_string_length,
@@ -173,7 +178,11 @@ impl Postgres {
         let mut setup = format!(
             "BEGIN{}; SET LOCAL statement_timeout = {}; SET LOCAL lock_timeout = {1}; \
              SET LOCAL DateStyle = 'ISO, MDY'; SET LOCAL IntervalStyle = 'postgres'; \
-             SET LOCAL bytea_output = 'hex'; SET LOCAL extra_float_digits = 1",
+             SET LOCAL bytea_output = 'hex'; SET LOCAL extra_float_digits = 1; \
+             SET LOCAL standard_conforming_strings = on; \
+             SET LOCAL enable_partition_pruning = off",
+            // Pruning off: a partition the plan check did not see (pruned by a
+            // value that changes between EXPLAIN and the run) is never read.
             if self.writable { "" } else { " READ ONLY" },
             self.limits.statement_timeout.as_millis().max(1),
         );
@@ -183,14 +192,19 @@ impl Postgres {
                 quote_ident(schema)
             ));
         }
+        if let Some(role) = &self.role {
+            setup.push_str(&format!("; SET LOCAL ROLE {}", quote_ident(role)));
+        }
         execute(conn, &setup)
             .await
             .map_err(|e| db_error("starting a transaction", e))?;
         let outcome = self.run_checked(conn, statement, sql).await;
+        // Session advisory locks outlive a transaction; none may stay on a
+        // pooled connection.
         let end = if self.writable && matches!(outcome, Ok(Ok(_))) {
-            "COMMIT"
+            "COMMIT; SELECT pg_advisory_unlock_all()"
         } else {
-            "ROLLBACK"
+            "ROLLBACK; SELECT pg_advisory_unlock_all()"
         };
         execute(conn, end)
             .await
@@ -238,7 +252,7 @@ impl Postgres {
             }));
         }
         let rows = if self.writable {
-            self.fetch_unwrapped(conn, sql).await
+            self.fetch_unwrapped(conn, sql, columns.len()).await
         } else {
             self.fetch_wrapped(conn, sql, columns.len()).await
         };
@@ -255,77 +269,85 @@ impl Postgres {
         }
     }
 
-    /// A read: the statement as a subquery, each value's size checked by the
-    /// server (a value over the limit is never sent) and the rows capped there.
+    /// A read: the statement as a subquery whose rows the server sizes
+    /// (a row over the value limit is never sent, only flagged) and caps.
     async fn fetch_wrapped(
         &self,
         conn: &mut PgConnection,
         sql: &str,
         width: usize,
-    ) -> std::result::Result<Vec<Vec<Option<String>>>, Fetch> {
+    ) -> std::result::Result<Rows, Fetch> {
         let max = self.limits.max_value_bytes.max(1);
         let names: Vec<String> = (1..=width).map(|i| format!("c{i}")).collect();
-        let mut select: Vec<String> = names
-            .iter()
-            .map(|c| format!("CASE WHEN octet_length({c}::text) > {max} THEN NULL ELSE {c} END"))
-            .collect();
-        let oversize = if names.is_empty() {
-            "false".to_owned()
+        let size = if names.is_empty() {
+            "0".to_owned()
         } else {
             names
                 .iter()
-                .map(|c| format!("coalesce(octet_length({c}::text) > {max}, false)"))
+                .map(|c| format!("coalesce(octet_length(ragloom_q.{c}::text), 0)"))
                 .collect::<Vec<_>>()
-                .join(" OR ")
+                .join(" + ")
         };
-        select.push(oversize);
+        let mut select: Vec<String> = names
+            .iter()
+            .map(|c| format!("CASE WHEN ragloom_n.n > {max} THEN NULL ELSE ragloom_q.{c} END"))
+            .collect();
+        select.push(format!("ragloom_n.n > {max}"));
         let alias = if names.is_empty() {
             String::new()
         } else {
             format!("({})", names.join(", "))
         };
         let wrapped = format!(
-            "SELECT {} FROM (\n{sql}\n) AS ragloom_q{alias} LIMIT {}",
+            "SELECT {} FROM (\n{sql}\n) AS ragloom_q{alias} \
+             CROSS JOIN LATERAL (SELECT ({size})::bigint AS n) AS ragloom_n LIMIT {}",
             select.join(", "),
             self.limits.max_rows.saturating_add(1)
         );
-        let rows = fetch_all(conn, &wrapped).await?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            let oversize = row
-                .try_get_raw(width)
-                .ok()
-                .and_then(|v| v.as_str().ok().map(|v| v == "t"))
-                .unwrap_or(true);
-            if oversize {
-                return Err(Fetch::Oversize);
-            }
-            out.push(text_values(&row, width)?);
+        let rows = fetch_capped(conn, &wrapped, self.byte_budget(), width + 1).await?;
+        if rows
+            .values
+            .iter()
+            .any(|row| row.last().is_none_or(|flag| flag.as_deref() != Some("f")))
+        {
+            return Err(Fetch::Oversize);
         }
-        Ok(out)
+        Ok(Rows {
+            values: rows
+                .values
+                .into_iter()
+                .map(|mut row| {
+                    row.truncate(width);
+                    row
+                })
+                .collect(),
+            cut: rows.cut,
+        })
     }
 
-    /// A write (with writes allowed): its returned rows read until the cap.
+    /// A write (with writes allowed): its returned rows read until the caps.
     async fn fetch_unwrapped(
         &self,
         conn: &mut PgConnection,
         sql: &str,
-    ) -> std::result::Result<Vec<Vec<Option<String>>>, Fetch> {
-        let rows = fetch_all(conn, sql).await?;
-        let mut out = Vec::new();
-        for row in rows.iter().take(self.limits.max_rows.saturating_add(1)) {
-            out.push(text_values(row, row.columns().len())?);
-        }
-        Ok(out)
+        width: usize,
+    ) -> std::result::Result<Rows, Fetch> {
+        Ok(fetch_capped(conn, sql, self.byte_budget(), width).await?)
+    }
+
+    /// Bytes of text read before the rows are cut: the result text's limit,
+    /// four bytes a character at most.
+    fn byte_budget(&self) -> usize {
+        self.limits.max_result_chars.saturating_mul(4).max(1)
     }
 
     /// The rows read as their types, cut to the limits.
-    fn result(&self, columns: &[(String, u32)], rows: Vec<Vec<Option<String>>>) -> SqlResult {
+    fn result(&self, columns: &[(String, u32)], rows: Rows) -> SqlResult {
         let col_keys: Vec<String> = columns.iter().map(|(n, _)| n.clone()).collect();
         let mut kept: Vec<Vec<SqlValue>> = Vec::new();
         let mut chars = 2;
-        let mut truncated = false;
-        for row in rows {
+        let mut truncated = rows.cut;
+        for row in rows.values {
             let values: Vec<SqlValue> = row
                 .into_iter()
                 .zip(columns)
@@ -381,6 +403,37 @@ fn fetch_all<'c>(
     sql: &'c str,
 ) -> BoxFuture<'c, sqlx::Result<Vec<sqlx::postgres::PgRow>>> {
     Box::pin(async move { conn.fetch_all(sql).await })
+}
+
+/// Rows as PostgreSQL's text, and whether reading stopped early.
+struct Rows {
+    values: Vec<Vec<Option<String>>>,
+    cut: bool,
+}
+
+/// The first `width` values of each row of `sql` (a simple query: text
+/// values), read one row at a time until `budget` bytes: what is not read
+/// is discarded as it arrives, so memory stays bounded whatever the result.
+fn fetch_capped<'c>(
+    conn: &'c mut PgConnection,
+    sql: &'c str,
+    budget: usize,
+    width: usize,
+) -> BoxFuture<'c, sqlx::Result<Rows>> {
+    Box::pin(async move {
+        let mut stream = conn.fetch(sql);
+        let mut values = Vec::new();
+        let mut used = 0usize;
+        while let Some(row) = stream.try_next().await? {
+            let row = text_values(&row, width.min(row.columns().len()))?;
+            used += row.iter().flatten().map(String::len).sum::<usize>();
+            values.push(row);
+            if used > budget {
+                return Ok(Rows { values, cut: true });
+            }
+        }
+        Ok(Rows { values, cut: false })
+    })
 }
 
 /// The statement's result columns and their type OIDs (preparing it also

@@ -208,10 +208,22 @@ async fn hostile_statements_are_refused_and_change_nothing() {
     let Some(sample) = SampleDb::create().await else {
         return;
     };
+    // A partitioned table with one partition the model may not read.
+    let mut setup = PgConnection::connect(&sample.url).await.unwrap();
+    setup
+        .execute(
+            "CREATE TABLE shop.events (k text, v text) PARTITION BY LIST (k); \
+             CREATE TABLE shop.events_pub PARTITION OF shop.events FOR VALUES IN ('pub'); \
+             CREATE TABLE shop.events_sec PARTITION OF shop.events FOR VALUES IN ('sec'); \
+             INSERT INTO shop.events VALUES ('pub', 'open'), ('sec', 'SECRET')",
+        )
+        .await
+        .unwrap();
+    setup.close().await.unwrap();
     let before = sample.snapshot().await;
     let db = SQLDatabase::postgres(&sample.url)
         .schema("shop")
-        .ignore_tables(["odd_types"])
+        .ignore_tables(["odd_types", "events_sec"])
         .limits(SqlLimits {
             statement_timeout: Duration::from_millis(500),
             max_rows: 3,
@@ -247,11 +259,44 @@ async fn hostile_statements_are_refused_and_change_nothing() {
         "SELECT repeat('x', 20000)",
         "",
         "-- only a comment",
+        // Query text run by functions, which no plan shows.
+        "SELECT word FROM ts_stat('SELECT to_tsvector(''simple'', actor) FROM public.audit_log')",
+        "SELECT numnode(ts_rewrite('a'::tsquery, 'SELECT plainto_tsquery(actor), ''b''::tsquery FROM public.audit_log'))",
+        // An escape string continued on the next line keeps its escapes.
+        "SELECT E''\n'\\'', query_to_xml('select * from public.audit_log', true, false, '') --'",
+        // A comment PostgreSQL ends at a carriage return.
+        "SELECT 1 --\r, pg_read_file('PG_VERSION')",
+        // A partition pruned from the plan by a value that changes by the run.
+        "SELECT k, v FROM events WHERE k = CASE WHEN random() < 2 THEN 'sec' END",
+        "SELECT v FROM events",
+        "SELECT pg_advisory_lock(42)",
     ] {
         let e = refusal(&db, sql).await;
         assert_eq!(e.statement(), sql);
     }
     assert_eq!(sample.snapshot().await, before);
+    assert_eq!(
+        db.run_sql("SELECT v FROM events_pub").await.unwrap().text,
+        "[('open',)]"
+    );
+    let mut check = PgConnection::connect(&sample.url).await.unwrap();
+    let locks: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+            .fetch_one(&mut check)
+            .await
+            .unwrap();
+    assert_eq!(locks, 0);
+
+    // A result of a hundred 9 kB columns over a thousand rows: each row is
+    // flagged by the server, not sent.
+    let wide: Vec<String> = (0..100).map(|i| format!("r AS c{i}")).collect();
+    let wide = format!(
+        "SELECT {} FROM (SELECT repeat('x', 9000) AS r) s, generate_series(1, 1001)",
+        wide.join(", ")
+    );
+    let started = Instant::now();
+    refusal(&db, &wide).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
 
     // `pg_sleep(600)` is cut by the statement timeout, and the pool stays usable.
     let started = Instant::now();
@@ -289,6 +334,40 @@ async fn hostile_statements_are_refused_and_change_nothing() {
             .text,
         "[(4,)]"
     );
+
+    // With a role, the database's own grants hold the model too.
+    let mut admin = PgConnection::connect(&sample.url).await.unwrap();
+    let role = format!("{}_reader", sample.name);
+    admin
+        .execute(
+            format!(
+                "CREATE ROLE {role}; GRANT USAGE ON SCHEMA shop TO {role}; \
+                 GRANT SELECT ON shop.products TO {role}"
+            )
+            .as_str(),
+        )
+        .await
+        .unwrap();
+    let reader = SQLDatabase::postgres(&sample.url)
+        .schema("shop")
+        .role(&role)
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(
+        reader
+            .run_sql("SELECT count(*) FROM products")
+            .await
+            .unwrap()
+            .text,
+        "[(5,)]"
+    );
+    let denied = refusal(&reader, "SELECT count(*) FROM customers").await;
+    assert!(denied.to_string().contains("permission denied"), "{denied}");
+    admin
+        .execute(format!("DROP OWNED BY {role}; DROP ROLE {role}").as_str())
+        .await
+        .unwrap();
 
     // Writes only with the opt-in, only rows of usable tables, never schema.
     let writer = SQLDatabase::postgres(&sample.url)
