@@ -38,15 +38,14 @@ async fn main() -> ragloom::Result<()> {
             })?;
             let path = demo_dir.join("demo.sqlite");
             let _ = std::fs::remove_file(&path);
-            let writer = DatabaseToolSpec::open_writable(&path)?;
-            for sql in [
-                "CREATE TABLE authors (id INTEGER PRIMARY KEY, name TEXT NOT NULL)",
-                "CREATE TABLE books (id INTEGER PRIMARY KEY, author_id INTEGER REFERENCES authors(id), title TEXT, year INTEGER)",
-                "INSERT INTO authors VALUES (1, 'Lewis Carroll'), (2, 'William Shakespeare')",
-                "INSERT INTO books VALUES (1, 1, 'Alice''s Adventures in Wonderland', 1865), (2, 2, 'As You Like It', 1623)",
-            ] {
-                writer.load_data(sql).await?;
-            }
+            // Trusted setup SQL; the model's SQL goes through the tools' guards.
+            ragloom::sql::run_sqlite_script(
+                &path,
+                "CREATE TABLE authors (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+                 CREATE TABLE books (id INTEGER PRIMARY KEY, author_id INTEGER REFERENCES authors(id), title TEXT, year INTEGER);
+                 INSERT INTO authors VALUES (1, 'Lewis Carroll'), (2, 'William Shakespeare');
+                 INSERT INTO books VALUES (1, 1, 'Alice''s Adventures in Wonderland', 1865), (2, 2, 'As You Like It', 1623);",
+            )?;
             println!("Built a demo database at {}", path.display());
             path
         }

@@ -198,8 +198,8 @@ pub mod sql {
     pub use ragloom_sql::*;
 }
 
-/// A SQLite database as agent tools: `list_tables`, `describe_tables` and
-/// `load_data(query)`, read-only by default ([`tools_database::DatabaseToolSpec`],
+/// A SQL database (SQLite, or PostgreSQL with `postgres`) as agent tools:
+/// `list_tables`, `describe_tables` and `load_data(query)`, read-only by default ([`tools_database::DatabaseToolSpec`],
 /// crate `ragloom-tools-database`, feature `tools-database`).
 #[cfg(feature = "tools-database")]
 pub mod tools_database {

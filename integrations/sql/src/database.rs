@@ -240,6 +240,33 @@ impl SQLDatabase {
         }
     }
 
+    /// The table's `CREATE TABLE` text (LlamaIndex's `DatabaseToolSpec`
+    /// `describe_tables`): on SQLite as SQLite stores it, on PostgreSQL as
+    /// SQLAlchemy renders the table it reflects (types, defaults, identity,
+    /// `NOT NULL`, primary key, foreign keys, unique and check constraints).
+    pub async fn table_definition(&self, table: &str) -> Result<String> {
+        self.check_usable(table)?;
+        match &self.backend {
+            Backend::Sqlite(db) => {
+                let table = table.to_owned();
+                Arc::clone(db)
+                    .run(move |db| db.table_definition(&table))
+                    .await
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(db) => db.table_definition(table).await,
+        }
+    }
+
+    /// Whether statements may change rows ([`SQLDatabaseBuilder::allow_writes`]).
+    pub fn is_writable(&self) -> bool {
+        match &self.backend {
+            Backend::Sqlite(db) => db.is_writable(),
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(db) => db.is_writable(),
+        }
+    }
+
     /// Runs one statement under the guards and limits (LlamaIndex `run_sql`).
     /// A statement the database or a guard refuses, or that runs too long,
     /// is an [`Error::Invalid`] whose source is a [`StatementError`]

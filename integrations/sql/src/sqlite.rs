@@ -113,6 +113,10 @@ impl Sqlite {
         &self.limits
     }
 
+    pub(crate) fn is_writable(&self) -> bool {
+        self.writable
+    }
+
     pub(crate) fn allow_tables(&self, filter: TableFilter) -> Result<()> {
         *self.allowed.lock().map_err(poisoned)? = Arc::new(filter);
         Ok(())
@@ -205,6 +209,25 @@ impl Session<'_> {
             "Table '{table}' has columns: {}, {foreign_keys}.",
             columns.join(", ")
         ))
+    }
+
+    /// The table's `CREATE TABLE` statement as SQLite stores it.
+    pub(crate) fn table_definition(&self, table: &str) -> Result<String> {
+        let err = |e| {
+            sql_error(
+                &format!("reading the definition of `{table}`"),
+                &self.db.path,
+                e,
+            )
+        };
+        self.conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1",
+                [table],
+                |row| row.get::<_, Option<String>>(0),
+            )
+            .map(Option::unwrap_or_default)
+            .map_err(err)
     }
 
     /// `['a', 'b'] -> other.['x', 'y']` for each foreign key, in the order

@@ -2,6 +2,7 @@
 //! transaction, with a time limit, only the usable tables in its plan, and
 //! its values read as Python's driver reads them.
 
+mod ddl;
 mod error;
 mod guard;
 mod schema;
@@ -101,6 +102,10 @@ impl Postgres {
         &self.limits
     }
 
+    pub(crate) fn is_writable(&self) -> bool {
+        self.writable
+    }
+
     pub(crate) fn schema(&self) -> Option<&str> {
         self.schema.as_deref()
     }
@@ -115,6 +120,16 @@ impl Postgres {
         self.allowed =
             schema::allowed_relations(&self.pool, self.schema.as_deref(), usable).await?;
         Ok(())
+    }
+
+    /// The table as SQLAlchemy's `CREATE TABLE` text.
+    pub(crate) async fn table_definition(&self, table: &str) -> Result<String> {
+        let (oid, nspname, _) = schema::find(&self.pool, self.schema.as_deref(), table).await?;
+        let shown = match &self.schema {
+            Some(_) => format!("{nspname}.{table}"),
+            None => table.to_owned(),
+        };
+        ddl::create_table(&self.pool, oid, &shown, self.schema.is_some()).await
     }
 
     pub(crate) async fn table_info(&self, table: &str) -> Result<String> {

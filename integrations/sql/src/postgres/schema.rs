@@ -53,7 +53,11 @@ pub(crate) async fn table_names(
 }
 
 /// A usable table's oid, schema and kind.
-async fn find(pool: &PgPool, schema: Option<&str>, table: &str) -> Result<(i64, String, String)> {
+pub(crate) async fn find(
+    pool: &PgPool,
+    schema: Option<&str>,
+    table: &str,
+) -> Result<(i64, String, String)> {
     let sql = format!(
         "SELECT c.oid::bigint, n.nspname::text, c.relkind::text FROM pg_class c \
          JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = $2 AND {SCOPE}"

@@ -167,6 +167,23 @@ async fn tables_and_results_read_as_llama_index_reads_them() {
     }
     assert!(compared >= 25, "only {compared} statements compared");
 
+    // CREATE TABLE as SQLAlchemy renders what it reflects (DatabaseToolSpec).
+    let ddl: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("table_definitions_pg.json")).unwrap())
+            .unwrap();
+    for (table, text) in ddl["shop_create_table"].as_object().unwrap() {
+        assert_eq!(
+            shop.table_definition(table).await.unwrap(),
+            *text,
+            "{table}"
+        );
+    }
+    let public = SQLDatabase::postgres(&sample.url).connect().await.unwrap();
+    assert_eq!(
+        format!("{}\n", public.table_definition("audit_log").await.unwrap()),
+        ddl["describe_tables"]
+    );
+
     // Where LlamaIndex's rewriting breaks a statement, the search path does not.
     let fixed = shop
         .run_sql("SELECT 'from here' AS s, EXTRACT(YEAR FROM joined)::int FROM \"customers\" WHERE id = 1")

@@ -1,11 +1,10 @@
-//! `DatabaseToolSpec`: lets a model explore and query a SQLite database
+//! `DatabaseToolSpec`: lets a model explore and query a SQL database
 //! (`list_tables`, `describe_tables`, `load_data(query)`), read-only unless asked otherwise.
 //!
 //! LlamaIndex's `DatabaseToolSpec` (package `llama-index-tools-database`)
-//! over SQLAlchemy; here over SQLite with `rusqlite` (SQLite compiled in). By
-//! default the file is opened read-only AND every statement must be a single
-//! `SELECT` (or `WITH ... SELECT`) that SQLite itself reports as read-only,
-//! so a model cannot change data even through a crafted query.
+//! over its `SQLDatabase`; here over `ragloom_sql::SQLDatabase`, SQLite or
+//! PostgreSQL, so every query runs under the same guards as text-to-SQL:
+//! one statement, only the usable tables, read-only, a time limit and caps.
 
 #![warn(missing_docs)]
 
@@ -13,15 +12,10 @@ use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::schema::{Document, py_repr};
 use ragloom_core::tools::{Tool, ToolMetadata, ToolOutput, ToolSpec};
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags};
+use ragloom_sql::{SQLDatabase, SqlLimits, SqlResult, run_sqlite_script};
 use serde_json::{Value, json};
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-const PROVIDER: &str = "sqlite";
+use std::sync::Arc;
 
 /// Description of `load_data`, as LlamaIndex's docstring gives it.
 pub const LOAD_DATA_DESCRIPTION: &str = "load_data(query: str) -> List[Document]\nQuery and load data from the Database, returning a list of Documents.\n\nArgs:\n    query (str): an SQL query to filter tables and rows.\n\nReturns:\n    List[Document]: A list of Document objects.";
@@ -30,319 +24,140 @@ pub const DESCRIBE_TABLES_DESCRIPTION: &str = "describe_tables(tables: Optional[
 /// Description of `list_tables`.
 pub const LIST_TABLES_DESCRIPTION: &str = "list_tables() -> List[str]\nReturns a list of available tables in the database.\nTo retrieve details about the columns of specific tables, use\nthe describe_tables endpoint.";
 
-/// What one call may cost. A model can write a query that never ends (a
-/// recursive `WITH`), returns millions of rows or builds a gigabyte blob;
-/// these bound each, and the tool stays usable after any of them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DatabaseLimits {
-    /// A statement still running after this is stopped (SQLite's progress
-    /// handler), with an error saying so. Default 10 s.
-    pub statement_timeout: Duration,
-    /// Rows one query may return; more is an error asking for a narrower
-    /// query (`LIMIT`, `WHERE`). Default 1,000.
-    pub max_rows: usize,
-    /// The longest string or blob a statement may make, in bytes (SQLite's
-    /// `SQLITE_LIMIT_LENGTH`, on this connection only). Default 1,000,000.
-    pub max_value_bytes: i32,
-}
+/// What one call may cost: [`SqlLimits`], whose `max_rows` here is a limit
+/// (more rows is an error asking for a narrower query), not a cut.
+pub type DatabaseLimits = SqlLimits;
 
-impl Default for DatabaseLimits {
-    fn default() -> Self {
-        Self {
-            statement_timeout: Duration::from_secs(10),
-            max_rows: 1000,
-            max_value_bytes: 1_000_000,
-        }
-    }
-}
-
-struct Inner {
-    path: PathBuf,
-    conn: Mutex<Connection>,
-    read_only: bool,
-    limits: DatabaseLimits,
-}
-
-/// Tools over one SQLite database: `load_data`, `describe_tables`, `list_tables`.
+/// Tools over one database: `load_data`, `describe_tables`, `list_tables`.
 ///
 /// Cloning shares the connection. The methods are also usable directly
-/// (`load_data` returns documents as LlamaIndex's `DatabaseReader` does: one
-/// per row, text `col: value, col: value`).
-#[derive(Clone)]
+/// (`load_data` returns one document per row, text `col: value, col: value`).
+#[derive(Clone, Debug)]
 pub struct DatabaseToolSpec {
-    inner: Arc<Inner>,
-}
-
-impl fmt::Debug for DatabaseToolSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DatabaseToolSpec")
-            .field("path", &self.inner.path)
-            .field("read_only", &self.inner.read_only)
-            .finish_non_exhaustive()
-    }
-}
-
-fn sql_error(what: &str, path: &Path, e: rusqlite::Error) -> Error {
-    Error::provider(PROVIDER, format!("{what} ({}): {e}", path.display()), e)
+    database: SQLDatabase,
+    /// The SQLite file it was opened from, to reopen with other limits.
+    path: Option<PathBuf>,
 }
 
 impl DatabaseToolSpec {
-    /// Opens the SQLite file at `path` read-only; only `SELECT` queries run.
-    /// A missing file is an error (it is never created).
+    /// The tools over `database` (LlamaIndex `DatabaseToolSpec(sql_database=...)`):
+    /// its usable tables, limits and read-only setting.
+    pub fn new(database: SQLDatabase) -> Self {
+        Self {
+            database,
+            path: None,
+        }
+    }
+
+    /// Opens the SQLite file at `path` read-only. A missing file is an
+    /// error (it is never created).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref().to_path_buf();
-        let conn = Connection::open_with_flags(
-            &path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| sql_error("opening the database read-only", &path, e))?;
-        Self::from_parts(path, conn, true)
+        Self::open_with(path.as_ref(), false, SqlLimits::default())
     }
 
-    /// Opens (or creates) `path` read-write and lets `load_data` run any
-    /// single statement, writes included. Only for trusted models and data.
+    /// Opens (or creates) `path` read-write: `load_data` may change the rows
+    /// of its tables (one statement, no schema change). Only for trusted
+    /// models and data; build the tables with [`run_sqlite_script`].
     pub fn open_writable(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref().to_path_buf();
-        let conn =
-            Connection::open(&path).map_err(|e| sql_error("opening the database", &path, e))?;
-        Self::from_parts(path, conn, false)
+        let path = path.as_ref();
+        if !path.exists() {
+            run_sqlite_script(path, "")?;
+        }
+        Self::open_with(path, true, SqlLimits::default())
     }
 
-    fn from_parts(path: PathBuf, conn: Connection, read_only: bool) -> Result<Self> {
-        let limits = DatabaseLimits::default();
-        apply_limits(&path, &conn, &limits)?;
+    fn open_with(path: &Path, writable: bool, limits: SqlLimits) -> Result<Self> {
+        let database = SQLDatabase::sqlite(path)
+            .allow_writes(writable)
+            .limits(limits)
+            .build()?;
         Ok(Self {
-            inner: Arc::new(Inner {
-                path,
-                conn: Mutex::new(conn),
-                read_only,
-                limits,
-            }),
+            database,
+            path: Some(path.to_path_buf()),
         })
     }
 
-    /// The same database with other [`DatabaseLimits`].
+    /// The same SQLite file with other [`DatabaseLimits`] (for a
+    /// [`SQLDatabase`] of your own, set them on its builder).
     pub fn with_limits(self, limits: DatabaseLimits) -> Result<Self> {
-        let inner = Arc::try_unwrap(self.inner).map_err(|_| {
-            Error::InvalidInput("set the limits before the tool spec is cloned or shared".into())
-        })?;
-        let conn = inner.conn.into_inner().map_err(|_| {
-            Error::InvalidInput("the database connection was poisoned by a panic".into())
-        })?;
-        apply_limits(&inner.path, &conn, &limits)?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                path: inner.path,
-                conn: Mutex::new(conn),
-                read_only: inner.read_only,
-                limits,
-            }),
-        })
+        let Some(path) = &self.path else {
+            return Err(Error::InvalidInput(
+                "set the limits on the SQLDatabase builder (SQLDatabaseBuilder::limits)".into(),
+            ));
+        };
+        Self::open_with(path, self.database.is_writable(), limits)
     }
 
     /// The limits in force.
     pub fn limits(&self) -> &DatabaseLimits {
-        &self.inner.limits
+        self.database.limits()
     }
 
-    /// Whether only read-only `SELECT` statements are accepted.
+    /// Whether statements may only read.
     pub fn is_read_only(&self) -> bool {
-        self.inner.read_only
+        !self.database.is_writable()
     }
 
-    async fn with_conn<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Inner, &Connection) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let inner = Arc::clone(&self.inner);
-        tokio::task::spawn_blocking(move || {
-            let conn = inner.conn.lock().map_err(|_| {
-                Error::InvalidInput("the database connection was poisoned by a panic".into())
-            })?;
-            f(&inner, &conn)
-        })
-        .await
-        .map_err(|e| Error::provider(PROVIDER, "the database task failed", e))?
+    /// The database underneath.
+    pub fn database(&self) -> &SQLDatabase {
+        &self.database
     }
 
     /// Runs `query` and returns one document per row, its text
-    /// `column: value, ...` (values as Python's `str` prints them).
+    /// `column: value, ...` (values as Python's `str` prints them). More
+    /// rows than the limit, or a result too long, is an error asking for a
+    /// narrower query.
     pub async fn load_data(&self, query: &str) -> Result<Vec<Document>> {
-        let query = query.to_owned();
-        self.with_conn(move |inner, conn| run_query(inner, conn, &query))
-            .await
+        let result = self.database.run_sql(query).await?;
+        if result.truncated {
+            let max_rows = self.limits().max_rows;
+            return Err(Error::InvalidInput(if result.rows.len() >= max_rows {
+                format!(
+                    "the query returned more than {max_rows} rows; narrow it (LIMIT, WHERE, an aggregate)"
+                )
+            } else {
+                format!(
+                    "the query's result is longer than {} characters; narrow it (fewer columns or rows)",
+                    self.limits().max_result_chars
+                )
+            }));
+        }
+        Ok(documents(&result))
     }
 
-    /// The tables' `CREATE TABLE` statements, separated by blank lines (all
-    /// tables when `tables` is `None`); an unknown table is an error naming it.
+    /// The tables' `CREATE TABLE` text, separated by blank lines (all usable
+    /// tables when `tables` is `None`); an unknown table is an error naming
+    /// the usable ones.
     pub async fn describe_tables(&self, tables: Option<Vec<String>>) -> Result<String> {
-        self.with_conn(move |inner, conn| {
-            let all = table_sql(inner, conn)?;
-            let wanted = match tables {
-                Some(names) => names,
-                None => all.iter().map(|(n, _)| n.clone()).collect(),
-            };
-            let mut parts = Vec::new();
-            for name in &wanted {
-                match all.iter().find(|(n, _)| n == name) {
-                    Some((_, sql)) => parts.push(sql.clone()),
-                    None => {
-                        let known: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
-                        return Err(Error::NotFound(format!(
-                            "table `{name}` is not in {}; its tables are: {}",
-                            inner.path.display(),
-                            known.join(", ")
-                        )));
-                    }
-                }
-            }
-            Ok(parts.join("\n\n"))
-        })
-        .await
+        let wanted = tables.unwrap_or_else(|| self.database.usable_table_names().to_vec());
+        let mut parts = Vec::with_capacity(wanted.len());
+        for name in &wanted {
+            parts.push(self.database.table_definition(name).await?);
+        }
+        Ok(parts.join("\n\n"))
     }
 
-    /// The names of the database's tables (SQLite's internal tables excluded), sorted.
+    /// The usable tables' names, sorted.
     pub async fn list_tables(&self) -> Result<Vec<String>> {
-        self.with_conn(|inner, conn| {
-            Ok(table_sql(inner, conn)?
-                .into_iter()
-                .map(|(n, _)| n)
-                .collect())
-        })
-        .await
+        Ok(self.database.usable_table_names().to_vec())
     }
 }
 
-fn table_sql(inner: &Inner, conn: &Connection) -> Result<Vec<(String, String)>> {
-    let err = |e| sql_error("listing tables", &inner.path, e);
-    let mut stmt = conn
-        .prepare(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table' \
-             AND name NOT LIKE 'sqlite_%' ORDER BY name",
-        )
-        .map_err(err)?;
-    let rows = stmt
-        .query_map([], |row| {
-            Ok((
-                row.get::<_, String>(0)?,
-                row.get::<_, Option<String>>(1)?.unwrap_or_default(),
-            ))
-        })
-        .map_err(err)?;
-    rows.collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(err)
-}
-
-/// Skips leading whitespace and SQL comments.
-fn strip_leading_comments(mut sql: &str) -> &str {
-    loop {
-        sql = sql.trim_start();
-        if let Some(rest) = sql.strip_prefix("--") {
-            sql = rest.split_once('\n').map_or("", |(_, r)| r);
-        } else if let Some(rest) = sql.strip_prefix("/*") {
-            sql = rest.split_once("*/").map_or("", |(_, r)| r);
-        } else {
-            return sql;
-        }
-    }
-}
-
-fn apply_limits(path: &Path, conn: &Connection, limits: &DatabaseLimits) -> Result<()> {
-    conn.set_limit(
-        rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH,
-        limits.max_value_bytes.max(1),
-    )
-    .map_err(|e| sql_error("setting the value size limit", path, e))?;
-    Ok(())
-}
-
-/// Runs `query` with the statement time limit in force, and lifts it after.
-fn run_query(inner: &Inner, conn: &Connection, query: &str) -> Result<Vec<Document>> {
-    let deadline = Instant::now() + inner.limits.statement_timeout;
-    // Checked every 1,000 virtual-machine steps: microseconds apart.
-    conn.progress_handler(1000, Some(move || Instant::now() > deadline));
-    let out = run_query_unbounded(inner, conn, query);
-    conn.progress_handler(0, None::<fn() -> bool>);
-    out.map_err(|e| match e {
-        Error::Provider { ref message, .. } if message.contains("interrupted") => {
-            Error::InvalidInput(format!(
-                "the query ran longer than {:?} and was stopped; make it cheaper (LIMIT, WHERE, no unbounded recursion)",
-                inner.limits.statement_timeout
-            ))
-        }
-        other => other,
-    })
-}
-
-fn run_query_unbounded(inner: &Inner, conn: &Connection, query: &str) -> Result<Vec<Document>> {
-    if inner.read_only {
-        let head = strip_leading_comments(query);
-        let keyword: String = head
-            .chars()
-            .take_while(|c| c.is_ascii_alphabetic())
-            .collect::<String>()
-            .to_ascii_uppercase();
-        if keyword != "SELECT" && keyword != "WITH" {
-            return Err(Error::InvalidInput(format!(
-                "only SELECT queries are allowed on {} (it is opened read-only); got a statement starting with `{keyword}`",
-                inner.path.display()
-            )));
-        }
-    }
-    let err = |e| sql_error("running the query", &inner.path, e);
-    let mut stmt = conn.prepare(query).map_err(err)?;
-    // SQLite's own verdict catches `WITH ... DELETE` and the like.
-    if inner.read_only && !stmt.readonly() {
-        return Err(Error::InvalidInput(format!(
-            "only read-only queries are allowed on {}",
-            inner.path.display()
-        )));
-    }
-    let columns: Vec<String> = stmt
-        .column_names()
+/// One document per row: `column: value, ...`.
+fn documents(result: &SqlResult) -> Vec<Document> {
+    result
+        .rows
         .iter()
-        .map(|c| (*c).to_owned())
-        .collect();
-    let mut rows = stmt.query([]).map_err(err)?;
-    let mut docs = Vec::new();
-    while let Some(row) = rows.next().map_err(err)? {
-        if docs.len() == inner.limits.max_rows {
-            return Err(Error::InvalidInput(format!(
-                "the query returned more than {} rows; narrow it (LIMIT, WHERE, an aggregate)",
-                inner.limits.max_rows
-            )));
-        }
-        let mut parts = Vec::with_capacity(columns.len());
-        for (i, col) in columns.iter().enumerate() {
-            let value = row.get_ref(i).map_err(err)?;
-            parts.push(format!("{col}: {}", python_str(value)));
-        }
-        docs.push(Document::document(parts.join(", ")));
-    }
-    Ok(docs)
-}
-
-/// A SQLite value as Python's `str` prints what SQLAlchemy returns for it.
-fn python_str(value: ValueRef<'_>) -> String {
-    match value {
-        ValueRef::Null => "None".to_owned(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(f) => py_repr(&json!(f)),
-        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-        ValueRef::Blob(b) => {
-            let mut out = String::from("b'");
-            for byte in b {
-                match byte {
-                    b'\\' => out.push_str("\\\\"),
-                    b'\'' => out.push_str("\\'"),
-                    0x20..=0x7e => out.push(char::from(*byte)),
-                    _ => out.push_str(&format!("\\x{byte:02x}")),
-                }
-            }
-            out.push('\'');
-            out
-        }
-    }
+        .map(|row| {
+            let parts: Vec<String> = result
+                .col_keys
+                .iter()
+                .zip(row)
+                .map(|(col, value)| format!("{col}: {}", value.py_str()))
+                .collect();
+            Document::document(parts.join(", "))
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy, Debug)]

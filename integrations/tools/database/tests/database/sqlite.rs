@@ -1,5 +1,4 @@
 //! The database tools against a real SQLite file.
-#![allow(clippy::unwrap_used)]
 
 use ragloom_core::tools::ToolSpec;
 use ragloom_tools_database::DatabaseToolSpec;
