@@ -45,6 +45,7 @@ pub mod tools {
 /// Retrievers, with `RecursiveRetriever` (which lives with the query
 /// engines it can call) where LlamaIndex users look for it.
 pub mod retrievers {
+    pub use ragloom_core::indices::VectorIndexAutoRetriever;
     pub use ragloom_core::query_engine::RecursiveRetriever;
     pub use ragloom_core::retrievers::*;
 }

@@ -14,7 +14,9 @@ pub use summary::{
     SummaryIndex, SummaryIndexBuilder, SummaryIndexEmbeddingRetriever, SummaryIndexLLMRetriever,
     SummaryIndexRetriever,
 };
-pub use vector_store::{VectorIndexRetriever, VectorStoreIndex, VectorStoreIndexBuilder};
+pub use vector_store::{
+    VectorIndexAutoRetriever, VectorIndexRetriever, VectorStoreIndex, VectorStoreIndexBuilder,
+};
 
 use crate::data_structs::IndexStruct;
 use crate::embeddings::Embedding;

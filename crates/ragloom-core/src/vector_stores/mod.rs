@@ -12,8 +12,8 @@ pub use filters::matches;
 pub use simple::SimpleVectorStore;
 pub use types::{
     DEFAULT_PERSIST_DIR, DEFAULT_PERSIST_FNAME, DEFAULT_VECTOR_STORE, FilterCondition, FilterItem,
-    FilterOperator, MetadataFilter, MetadataFilters, NAMESPACE_SEP, VectorStoreQuery,
-    VectorStoreQueryMode, VectorStoreQueryResult,
+    FilterOperator, MetadataFilter, MetadataFilters, MetadataInfo, NAMESPACE_SEP, VectorStoreInfo,
+    VectorStoreQuery, VectorStoreQueryMode, VectorStoreQueryResult, VectorStoreQuerySpec,
 };
 pub use utils::{check_embeddings, metadata_dict_to_node, node_to_metadata_dict};
 

@@ -502,3 +502,53 @@ mod tests {
         assert_eq!(f, MetadataFilters::from_pairs([("a", 1)]));
     }
 }
+
+/// One metadata field of a vector store's nodes, described for a model
+/// (LlamaIndex `MetadataInfo`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MetadataInfo {
+    /// The metadata key.
+    pub name: String,
+    /// Its type as the model should read it (`str`, `int`, `float`, `list[str]`).
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// What it holds.
+    pub description: String,
+}
+
+impl MetadataInfo {
+    /// `name` of type `type_`, holding `description`.
+    pub fn new(
+        name: impl Into<String>,
+        type_: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            type_: type_.into(),
+            description: description.into(),
+        }
+    }
+}
+
+/// What a vector store holds, for a model choosing filters (LlamaIndex
+/// `VectorStoreInfo`; fields in its order, so the JSON matches).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VectorStoreInfo {
+    /// The metadata fields a filter may use.
+    pub metadata_info: Vec<MetadataInfo>,
+    /// What the nodes' text is about.
+    pub content_info: String,
+}
+
+/// A model's structured request for a vector store (LlamaIndex
+/// `VectorStoreQuerySpec`): the text to match, filters, and how many.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VectorStoreQuerySpec {
+    /// Text expected to match the nodes' content.
+    pub query: String,
+    /// Conditions on metadata, all of which must hold.
+    pub filters: Vec<MetadataFilter>,
+    /// How many nodes, when the question says.
+    pub top_k: Option<usize>,
+}
