@@ -12,10 +12,15 @@
 //!   synthesis prompt, or returns them (as text or a Markdown table); with a
 //!   table retriever (an `ObjectIndex` over [`SQLTableNodeMapping`]) only the
 //!   tables a question needs reach the prompt ([`SQLTableRetrieverQueryEngine`]).
+//! - [`SQLJoinQueryEngine`]: SQL joined with another engine — the SQL answer
+//!   makes the question more specific for it, and the answers are combined;
+//!   [`SQLAutoVectorQueryEngine`] with a `VectorIndexAutoRetriever` (SQL + vector).
 
 #![warn(missing_docs)]
 
 mod database;
+mod join;
+mod join_prompts;
 mod limits;
 mod parser;
 #[cfg(feature = "postgres")]
@@ -31,6 +36,14 @@ mod value;
 #[cfg(feature = "postgres")]
 pub use database::PostgresUrl;
 pub use database::{SQLDatabase, SQLDatabaseBuilder, SqlResult, SqliteFile};
+pub use join::{
+    CheckStop, SQLAugmentQueryTransform, SQLAutoVectorQueryEngine, SQLJoinQueryEngine,
+    SQLJoinQueryEngineBuilder,
+};
+pub use join_prompts::{
+    DEFAULT_SQL_AUGMENT_TRANSFORM_PROMPT_TMPL, DEFAULT_SQL_JOIN_SYNTHESIS_PROMPT_TMPL,
+    DEFAULT_SQL_VECTOR_SYNTHESIS_PROMPT_TMPL,
+};
 pub use limits::{SqlLimits, StatementError, statement_error};
 pub use parser::parse_response_to_sql;
 pub use prompts::{

@@ -5,6 +5,7 @@
 
 mod common;
 mod guards;
+mod join;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod tables;
