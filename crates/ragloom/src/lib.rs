@@ -222,6 +222,15 @@ pub mod tools_wikipedia {
     pub use ragloom_tools_wikipedia::*;
 }
 
+/// An API described by an OpenAPI document as agent tools: LlamaIndex's
+/// `load_openapi_spec` and one typed tool per operation
+/// ([`tools_openapi::OpenAPIToolSpec`], crate `ragloom-tools-openapi`,
+/// feature `tools-openapi`).
+#[cfg(feature = "tools-openapi")]
+pub mod tools_openapi {
+    pub use ragloom_tools_openapi::*;
+}
+
 /// A tool running model-written code in a subprocess, **without a sandbox**
 /// ([`tools_code_interpreter::CodeInterpreterToolSpec`], crate
 /// `ragloom-tools-code-interpreter`, feature `tools-code-interpreter`, not in `full`).

@@ -233,6 +233,44 @@ impl RequestsToolSpec {
         self.send(reqwest::Method::POST, target, Some(body)).await
     }
 
+    /// Any method to `url`, with `query` pairs and an optional JSON `body`,
+    /// under the same guards; returns the body (JSON bodies parsed, an empty
+    /// body as `""`).
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        query: &[(String, String)],
+        body: Option<&Value>,
+    ) -> Result<Value> {
+        let mut target = self.resolve(url)?;
+        if !query.is_empty() {
+            let mut pairs = target.query_pairs_mut();
+            for (k, v) in query {
+                pairs.append_pair(k, v);
+            }
+        }
+        let body = body.map(serde_json::to_vec).transpose()?;
+        self.send(method, target, body).await
+    }
+
+    /// A request's outcome as a tool's output: the body as text (JSON
+    /// compact), cut to the response character limit, the parsed body as the
+    /// raw output; a failure is an error output the model reads.
+    pub fn tool_output(&self, tool: &str, input: Value, outcome: Result<Value>) -> ToolOutput {
+        match outcome {
+            Ok(body) => {
+                let content = match &body {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let content = truncate_tool_output(&content, self.max_response_chars);
+                ToolOutput::new(tool.to_owned(), content, input, body)
+            }
+            Err(e) => ToolOutput::error(tool.to_owned(), input, e),
+        }
+    }
+
     /// Sends the request, following redirects hop by hop: each target is
     /// checked as the first was, and after a hop to another origin the
     /// configured headers are no longer sent.
@@ -398,18 +436,8 @@ impl Tool for RequestTool {
     }
 
     async fn call(&self, input: Value) -> Result<ToolOutput> {
-        let name = self.metadata.name.clone();
-        Ok(match self.run(&input).await {
-            Ok(body) => {
-                let content = match &body {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                let content = truncate_tool_output(&content, self.spec.max_response_chars);
-                ToolOutput::new(name, content, input, body)
-            }
-            Err(e) => ToolOutput::error(name, input, e),
-        })
+        let outcome = self.run(&input).await;
+        Ok(self.spec.tool_output(&self.metadata.name, input, outcome))
     }
 }
 

@@ -315,3 +315,50 @@ async fn bodies_are_read_up_to_the_byte_cap() {
         &out.content[4_000..]
     );
 }
+
+#[tokio::test]
+async fn any_method_goes_through_the_same_guards() {
+    let server = MockServer::start().await;
+    Mock::given(method("PUT"))
+        .and(path("/api/items/7"))
+        .and(query_param("dry", "true"))
+        .and(body_json(json!({"name": "tea"})))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 7, "name": "tea"})))
+        .mount(&server)
+        .await;
+    Mock::given(method("DELETE"))
+        .and(path("/api/items/7"))
+        .respond_with(ResponseTemplate::new(204))
+        .mount(&server)
+        .await;
+    let spec = RequestsToolSpec::new(&format!("{}/api", server.uri()))
+        .unwrap()
+        .allow_internal_addresses(true);
+    let put = spec
+        .request(
+            reqwest::Method::PUT,
+            "items/7",
+            &[("dry".into(), "true".into())],
+            Some(&json!({"name": "tea"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(put, json!({"id": 7, "name": "tea"}));
+    let deleted = spec
+        .request(reqwest::Method::DELETE, "items/7", &[], None)
+        .await
+        .unwrap();
+    assert_eq!(deleted, json!(""));
+    let refused = spec
+        .request(
+            reqwest::Method::DELETE,
+            "http://example.com/items/7",
+            &[],
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("is not allowed"), "{refused}");
+    let out = spec.tool_output("t", json!({}), Err(refused));
+    assert!(out.is_error);
+}
