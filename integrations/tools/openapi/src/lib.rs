@@ -74,9 +74,21 @@ impl OpenAPIToolSpec {
     }
 
     /// A spec file, JSON or YAML; its `$ref`s to other files are read
-    /// relative to the file that holds them.
+    /// relative to the file that holds them and must stay in the spec's
+    /// folder (no absolute paths, no links out).
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
-        let (location, value) = load::read_file(path.as_ref())?;
+        Self::read(path.as_ref(), None)
+    }
+
+    /// As [`Self::from_file`], the referenced files allowed anywhere in
+    /// `folder` (a layout whose references climb above the spec's folder,
+    /// `../common/schemas/Error.yaml`).
+    pub fn from_file_in(path: impl AsRef<Path>, folder: impl AsRef<Path>) -> Result<Self> {
+        Self::read(path.as_ref(), Some(folder.as_ref()))
+    }
+
+    fn read(path: &Path, folder: Option<&Path>) -> Result<Self> {
+        let (location, value) = load::read_file(path, folder)?;
         let docs = block_on_ready(load::gather(location.clone(), value, None))?;
         Self::from_documents(location, &docs)
     }
@@ -175,13 +187,21 @@ impl OpenAPIToolSpec {
     /// The first server's URL: absolute, or a path that `requests`' base URL
     /// (or the URL the spec came from) completes. OpenAPI's default is `/`.
     pub fn server_url(&self) -> String {
-        let first = self
-            .spec
-            .get("servers")
-            .and_then(|s| s.get(0))
+        let server = self.spec.get("servers").and_then(|s| s.get(0));
+        let mut first = server
             .and_then(|s| s.get("url"))
             .and_then(Value::as_str)
-            .unwrap_or("/");
+            .unwrap_or("/")
+            .to_owned();
+        // `https://{region}.example.com`: each variable's default.
+        if let Some(Value::Object(vars)) = server.and_then(|s| s.get("variables")) {
+            for (name, var) in vars {
+                if let Some(default) = var.get("default").and_then(Value::as_str) {
+                    first = first.replace(&format!("{{{name}}}"), default);
+                }
+            }
+        }
+        let first = first.as_str();
         match (&self.location, url::Url::parse(first)) {
             (_, Ok(absolute)) => absolute.to_string(),
             (Location::Url(spec_url), Err(_)) => url::Url::parse(spec_url)

@@ -14,16 +14,18 @@ const MAX_DOCUMENTS: usize = 100;
 /// The most values the dereferenced spec may hold (a `$ref` copies its
 /// target, so a spec can ask for far more than it holds).
 const MAX_VALUES: usize = 2_000_000;
-/// The deepest the dereferenced spec may nest.
+/// The deepest the dereferenced spec may nest, references followed included.
 const MAX_DEPTH: usize = 200;
+/// The most bytes of text (strings and keys) the dereferenced spec may hold.
+const MAX_BYTES: usize = 64 << 20;
 
 /// Where a document came from: what its relative `$ref`s are read against.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Location {
     /// Given as a value: only `#/...` references.
     Inline,
-    /// A file (canonical path).
-    File(PathBuf),
+    /// A file (canonical path), and the folder its references must stay in.
+    File(PathBuf, PathBuf),
     /// A URL (without fragment).
     Url(String),
 }
@@ -32,7 +34,7 @@ impl Location {
     fn describe(&self) -> String {
         match self {
             Location::Inline => "the spec".into(),
-            Location::File(p) => p.display().to_string(),
+            Location::File(p, _) => p.display().to_string(),
             Location::Url(u) => u.clone(),
         }
     }
@@ -43,15 +45,22 @@ impl Location {
             Location::Inline => Err(Error::InvalidInput(format!(
                 "`$ref: {reference}` names another document; a spec given as a value may only refer within itself (load it with from_file or from_url)"
             ))),
-            Location::File(path) => {
+            Location::File(path, root) => {
                 if Url::parse(reference).is_ok() {
                     return Err(Error::InvalidInput(format!(
                         "`$ref: {reference}` in {} names a URL; a spec read from a file may only refer to files",
                         path.display()
                     )));
                 }
+                let decoded = percent_decode(reference);
+                if Path::new(&decoded).is_absolute() {
+                    return Err(Error::InvalidInput(format!(
+                        "`$ref: {reference}` in {} is an absolute path; references are relative to the spec",
+                        path.display()
+                    )));
+                }
                 let base = path.parent().unwrap_or(Path::new("."));
-                let joined = base.join(percent_decode(reference));
+                let joined = base.join(&decoded);
                 let canonical = joined.canonicalize().map_err(|e| {
                     Error::io(
                         "reading a document a $ref names",
@@ -59,7 +68,15 @@ impl Location {
                         e,
                     )
                 })?;
-                Ok(Location::File(canonical))
+                // Links followed: the file itself must be in the folder.
+                if !canonical.starts_with(root) {
+                    return Err(Error::InvalidInput(format!(
+                        "`$ref: {reference}` in {} leaves {}; read the spec with from_file_in and a wider folder if that is meant",
+                        path.display(),
+                        root.display()
+                    )));
+                }
+                Ok(Location::File(canonical, root.clone()))
             }
             Location::Url(url) => {
                 let base =
@@ -74,45 +91,80 @@ impl Location {
     }
 }
 
-/// `%20` and the like in a file reference.
+/// `%20` and the like in a reference.
 fn percent_decode(text: &str) -> String {
-    url::form_urlencoded::parse(format!("x={}", text.replace('+', "%2B")).as_bytes())
-        .next()
-        .map_or_else(|| text.to_owned(), |(_, v)| v.into_owned())
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
-/// Reads a file, bounded in size.
-pub(crate) fn read_file(path: &Path) -> Result<(Location, Value)> {
+/// Reads a spec file; the files its references name must be inside `root`
+/// (default: the spec's own folder).
+pub(crate) fn read_file(path: &Path, root: Option<&Path>) -> Result<(Location, Value)> {
     let canonical = path
         .canonicalize()
         .map_err(|e| Error::io("opening the OpenAPI spec", path.display().to_string(), e))?;
-    let value = parse_file(&canonical)?;
-    Ok((Location::File(canonical), value))
-}
-
-fn parse_file(path: &Path) -> Result<Value> {
-    let size = std::fs::metadata(path)
-        .map_err(|e| Error::io("reading the OpenAPI spec", path.display().to_string(), e))?
-        .len();
-    if size > yaml::MAX_DOCUMENT_BYTES as u64 {
+    let root = match root {
+        Some(r) => r
+            .canonicalize()
+            .map_err(|e| Error::io("opening the spec's folder", r.display().to_string(), e))?,
+        None => canonical.parent().unwrap_or(Path::new("/")).to_path_buf(),
+    };
+    if !canonical.starts_with(&root) {
         return Err(Error::InvalidInput(format!(
-            "{} is {size} bytes, more than the {} an OpenAPI document may have",
-            path.display(),
-            yaml::MAX_DOCUMENT_BYTES
+            "{} is not inside {}",
+            canonical.display(),
+            root.display()
         )));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::io("reading the OpenAPI spec", path.display().to_string(), e))?;
-    yaml::parse(&text, &path.display().to_string())
+    let value = parse_file(&canonical)?;
+    Ok((Location::File(canonical, root), value))
+}
+
+/// A regular file of at most [`yaml::MAX_DOCUMENT_BYTES`] (read no further:
+/// a device or a pipe may claim any size), parsed as an object.
+fn parse_file(path: &Path) -> Result<Value> {
+    use std::io::Read;
+    let shown = path.display().to_string();
+    let io = |e| Error::io("reading the OpenAPI spec", shown.clone(), e);
+    if !std::fs::metadata(path).map_err(io)?.is_file() {
+        return Err(Error::InvalidInput(format!(
+            "{shown} is not a regular file"
+        )));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(yaml::MAX_DOCUMENT_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    let value = yaml::parse(&text, &shown)?;
+    if !value.is_object() {
+        return Err(Error::InvalidInput(format!(
+            "{shown} is not a JSON or YAML mapping (a spec document must be one)"
+        )));
+    }
+    Ok(value)
 }
 
 /// Reads a URL through `requests`' guards (allowed origins, no internal
 /// addresses, size caps).
 pub(crate) async fn fetch(url: &str, requests: &RequestsToolSpec) -> Result<Value> {
-    match requests.get_request(url, None).await? {
-        Value::String(text) => yaml::parse(&text, url),
-        json => Ok(json),
+    // A spec may be larger than a tool's response; a longer one is cut and
+    // then refused by its size.
+    let requests = requests
+        .clone()
+        .max_response_bytes(yaml::MAX_DOCUMENT_BYTES);
+    let value = match requests.get_request(url, None).await? {
+        Value::String(text) => yaml::parse(&text, url)?,
+        json => json,
+    };
+    if !value.is_object() {
+        return Err(Error::InvalidInput(format!(
+            "{url} is not a JSON or YAML mapping (a spec document must be one)"
+        )));
     }
+    Ok(value)
 }
 
 /// Every document `root` refers to, read: files from disk, URLs through
@@ -146,7 +198,7 @@ pub(crate) async fn gather(
                 )));
             }
             let value = match &target {
-                Location::File(path) => parse_file(path)?,
+                Location::File(path, _) => parse_file(path)?,
                 Location::Url(url) => match requests {
                     Some(r) => fetch(url, r).await?,
                     None => {
@@ -203,8 +255,9 @@ fn pointer<'a>(doc: &'a Value, fragment: &str) -> Option<&'a Value> {
 pub(crate) struct Dereferencer<'a> {
     docs: &'a BTreeMap<Location, Value>,
     values: usize,
+    bytes: usize,
     depth: usize,
-    stack: Vec<(Location, String)>,
+    stack: std::collections::HashSet<(Location, String)>,
 }
 
 impl<'a> Dereferencer<'a> {
@@ -212,8 +265,9 @@ impl<'a> Dereferencer<'a> {
         Self {
             docs,
             values: 0,
+            bytes: 0,
             depth: 0,
-            stack: Vec::new(),
+            stack: std::collections::HashSet::new(),
         }
     }
 
@@ -230,6 +284,16 @@ impl<'a> Dereferencer<'a> {
         if self.depth > MAX_DEPTH {
             return Err(Error::InvalidInput(format!(
                 "the spec's references nest deeper than {MAX_DEPTH}"
+            )));
+        }
+        self.bytes += match value {
+            Value::String(s) => s.len(),
+            Value::Object(map) => map.keys().map(String::len).sum(),
+            _ => 8,
+        };
+        if self.bytes > MAX_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "the spec's references expand to more than {MAX_BYTES} bytes of text"
             )));
         }
         match value {
@@ -284,9 +348,11 @@ impl<'a> Dereferencer<'a> {
                 loc.describe()
             ))
         })?;
-        self.stack.push(key);
+        self.stack.insert(key.clone());
+        self.depth += 1;
         let resolved = self.deref(target, &target_loc);
-        self.stack.pop();
+        self.depth -= 1;
+        self.stack.remove(&key);
         resolved
     }
 }

@@ -102,7 +102,9 @@ fn function_name(raw: &str) -> String {
 /// The operations of a dereferenced spec that `keep` accepts.
 pub(crate) fn operations(spec: &Value, keep: &dyn Fn(&str) -> bool) -> Vec<Operation> {
     let mut out = Vec::new();
-    let mut names = BTreeSet::new();
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    let mut next_suffix: std::collections::HashMap<String, usize> =
+        std::collections::HashMap::new();
     for Found {
         path,
         item,
@@ -110,6 +112,10 @@ pub(crate) fn operations(spec: &Value, keep: &dyn Fn(&str) -> bool) -> Vec<Opera
         detail,
     } in each_operation(spec, keep)
     {
+        // A template must be a path: `x/y` or `@host/x` would change the URL's host.
+        if !path.starts_with('/') {
+            continue;
+        }
         // Parameters for every operation of the path.
         let shared: Vec<&Value> = item
             .get("parameters")
@@ -125,11 +131,13 @@ pub(crate) fn operations(spec: &Value, keep: &dyn Fn(&str) -> bool) -> Vec<Opera
         } else {
             function_name(id)
         };
+        // A repeated name gets the next free `_2`, `_3`, ..., within 64 characters.
         let mut name = base.clone();
-        let mut n = 2;
-        while !names.insert(name.clone()) {
-            name = format!("{}_{n}", &base[..base.len().min(60)]);
-            n += 1;
+        while !taken.insert(name.clone()) {
+            let n = next_suffix.entry(base.clone()).or_insert(1);
+            *n += 1;
+            let suffix = format!("_{n}");
+            name = format!("{}{suffix}", &base[..base.len().min(64 - suffix.len())]);
         }
         let own: Vec<&Value> = detail
             .get("parameters")
@@ -251,9 +259,11 @@ impl OperationTool {
         let url = if self.server.contains("://") {
             format!("{}{path}", self.server.trim_end_matches('/'))
         } else {
-            format!("{}{path}", self.server.trim_end_matches('/'))
-                .trim_start_matches('/')
-                .to_owned()
+            // `./`: a first segment like `abc:publish` is a path, not a URL scheme.
+            format!(
+                "./{}",
+                format!("{}{path}", self.server.trim_end_matches('/')).trim_start_matches('/')
+            )
         };
         Ok((url, query))
     }

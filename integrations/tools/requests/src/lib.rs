@@ -272,8 +272,8 @@ impl RequestsToolSpec {
     }
 
     /// Sends the request, following redirects hop by hop: each target is
-    /// checked as the first was, and after a hop to another origin the
-    /// configured headers are no longer sent.
+    /// checked as the first was, and the configured headers are sent only
+    /// to the base URL's origin.
     async fn send(
         &self,
         mut method: reqwest::Method,
@@ -281,11 +281,13 @@ impl RequestsToolSpec {
         mut body: Option<Vec<u8>>,
     ) -> Result<Value> {
         let client = self.http()?;
-        let first_origin = origin_of(&target);
+        // Headers (keys) go to the base URL's origin only: not to another
+        // allowed origin, nor where a redirect leads.
+        let home = origin_of(&self.base_url);
         let mut hops = 0;
         loop {
             let mut req = client.request(method.clone(), target.clone());
-            if origin_of(&target) == first_origin {
+            if origin_of(&target) == home {
                 for (k, v) in &self.headers {
                     req = req.header(k.as_str(), v.as_str());
                 }

@@ -98,6 +98,19 @@ fn operations_become_typed_tools() {
 async fn bad_arguments_and_hostile_specs_are_errors_that_say_why() {
     let spec = OpenAPIToolSpec::from_file(data("notes_openapi.json")).unwrap();
     let tools = spec.operation_tools(RequestsToolSpec::new("http://127.0.0.1:9/").unwrap());
+    // Many operations of one name: numbered, each name at most 64 characters.
+    let mut paths = serde_json::Map::new();
+    for i in 0..3000 {
+        paths.insert(
+            format!("/p{i}"),
+            json!({"get": {"operationId": "x".repeat(64)}}),
+        );
+    }
+    let many = OpenAPIToolSpec::from_value(json!({"openapi": "3.0.0", "paths": paths})).unwrap();
+    let names: std::collections::BTreeSet<String> =
+        many.operations().into_iter().map(|o| o.name).collect();
+    assert_eq!(names.len(), 3000);
+    assert!(names.iter().all(|n| n.len() <= 64));
     for (tool, args) in [
         (2, json!({})),
         (2, json!({"note_id": ".."})),
@@ -131,6 +144,52 @@ async fn bad_arguments_and_hostile_specs_are_errors_that_say_why() {
             .to_string()
             .contains("names a URL")
     );
+    // Files a hostile spec names: absolute, outside its folder, not a regular
+    // file, not a mapping (a `.env` would read as one string).
+    let inner = dir.path().join("api");
+    std::fs::create_dir(&inner).unwrap();
+    std::fs::write(dir.path().join(".env"), "OPENAI_API_KEY=sk-secret\n").unwrap();
+    std::fs::write(inner.join("plain.yaml"), "just a string\n").unwrap();
+    for target in ["/etc/hostname", "../.env", "/dev/zero", "plain.yaml"] {
+        let spec_file = inner.join("spec.yaml");
+        std::fs::write(
+            &spec_file,
+            format!("openapi: 3.0.0\npaths:\n  /a:\n    $ref: '{target}'\n"),
+        )
+        .unwrap();
+        let err = OpenAPIToolSpec::from_file(&spec_file)
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("sk-secret"), "{target}: {err}");
+    }
+    // A long chain of references is bounded, not a stack overflow.
+    let mut chain = String::from(
+        "{\"openapi\": \"3.0.0\", \"paths\": {\"/a\": {\"$ref\": \"#/c/l0\"}}, \"c\": {",
+    );
+    for i in 0..100_000 {
+        chain.push_str(&format!("\"l{i}\": {{\"$ref\": \"#/c/l{}\"}}, ", i + 1));
+    }
+    chain.push_str("\"l100000\": {}}}");
+    assert!(
+        OpenAPIToolSpec::from_text(&chain)
+            .unwrap_err()
+            .to_string()
+            .contains("nest deeper")
+    );
+    // Big strings copied by doubling references are bounded in bytes.
+    let mut big = format!(
+        "{{\"openapi\": \"3.0.0\", \"paths\": {{}}, \"d0\": \"{}\"",
+        "x".repeat(900_000)
+    );
+    for i in 1..25 {
+        big.push_str(&format!(
+            ", \"d{i}\": [{{\"$ref\": \"#/d{p}\"}}, {{\"$ref\": \"#/d{p}\"}}]",
+            p = i - 1
+        ));
+    }
+    big.push_str(", \"root\": {\"$ref\": \"#/d24\"}}");
+    let err = OpenAPIToolSpec::from_text(&big).unwrap_err().to_string();
+    assert!(err.contains("bytes of text"), "{err}");
     // A cycle is cut, not followed.
     std::fs::write(
         &file,
@@ -157,8 +216,9 @@ fn the_petstore_specs_parse() {
         "v3.1/petstore.yaml",
         "v3.0/petstore-separate/spec/openapi.yaml",
     ] {
-        let spec =
-            OpenAPIToolSpec::from_file(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // The separate layout refers up to `../common`: that folder is allowed.
+        let spec = OpenAPIToolSpec::from_file_in(dir.join(name), &dir)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         let ops: Vec<String> = spec.operations().into_iter().map(|o| o.name).collect();
         assert!(ops.contains(&"listPets".to_owned()), "{name}: {ops:?}");
         assert!(
@@ -166,9 +226,16 @@ fn the_petstore_specs_parse() {
             "{name}: a $ref was left"
         );
     }
+    // By default references stay in the spec's own folder.
+    let outside = OpenAPIToolSpec::from_file(dir.join("v3.0/petstore-separate/spec/openapi.yaml"))
+        .unwrap_err();
+    assert!(outside.to_string().contains("leaves"), "{outside}");
     // The separate files' references, relative to each file, are followed.
-    let separate =
-        OpenAPIToolSpec::from_file(dir.join("v3.0/petstore-separate/spec/openapi.yaml")).unwrap();
+    let separate = OpenAPIToolSpec::from_file_in(
+        dir.join("v3.0/petstore-separate/spec/openapi.yaml"),
+        dir.join("v3.0/petstore-separate"),
+    )
+    .unwrap();
     let list = &separate.spec()["paths"]["/pets"]["get"]["responses"]["200"]["content"]["application/json"]
         ["schema"];
     assert_eq!(list["type"], "array");
@@ -237,21 +304,21 @@ async fn an_agent_creates_reads_and_lists_through_the_fastapi_app() {
     );
 
     // What the API answered went back to the model, call by call.
+    // Calls of one turn run together: results are matched by call id.
     let last = llm.requests().last().unwrap().messages.clone();
-    let results: Vec<Value> = last
+    let results: std::collections::BTreeMap<String, Value> = last
         .iter()
-        .filter(|m| m.tool_call_id.is_some())
-        .map(|m| serde_json::from_str(&m.content).unwrap())
+        .filter_map(|m| {
+            let id = m.tool_call_id.clone()?;
+            Some((id, serde_json::from_str(&m.content).unwrap()))
+        })
         .collect();
-    assert_eq!(
-        results,
-        [
-            json!({"id": 1, "title": "Milk", "body": "", "tags": ["shopping"]}),
-            json!({"id": 2, "title": "Call Ada", "body": "about the engine", "tags": []}),
-            json!({"id": 2, "title": "Call Ada", "body": "about the engine", "tags": []}),
-            json!([{"id": 1, "title": "Milk", "body": "", "tags": ["shopping"]}]),
-        ]
-    );
+    let milk = json!({"id": 1, "title": "Milk", "body": "", "tags": ["shopping"]});
+    let ada = json!({"id": 2, "title": "Call Ada", "body": "about the engine", "tags": []});
+    assert_eq!(results["c1"], milk);
+    assert_eq!(results["c2"], ada);
+    assert_eq!(results["r1"], ada);
+    assert_eq!(results["l1"], json!([milk]));
 
     // The service holds what the agent wrote.
     let listed = requests.get_request("notes", None).await.unwrap();
