@@ -61,7 +61,13 @@ impl Postgres {
         let options = ragloom_common_postgres::connect_options(url)?
             // A model's statements are not worth keeping prepared.
             .statement_cache_capacity(0)
-            .application_name("ragloom-sql");
+            .application_name("ragloom-sql")
+            // Catalogue reads wait no longer than a statement may; a
+            // statement's own limit is set in its transaction.
+            .options([(
+                "statement_timeout",
+                limits.statement_timeout.as_millis().max(1).to_string(),
+            )]);
         let endpoint = ragloom_common_postgres::endpoint(&options);
         let pool = PgPoolOptions::new()
             .max_connections(4)

@@ -48,7 +48,8 @@ pub struct OpenAPIToolSpec {
     spec: Arc<Value>,
     /// Where the spec was read from (a relative server is read against it).
     location: Location,
-    filter: Option<OperationFilter>,
+    /// The operations kept, read once.
+    operations: Arc<Vec<Operation>>,
     /// LlamaIndex's reduced spec, as `json.dumps` writes it.
     reduced: String,
 }
@@ -57,7 +58,7 @@ impl fmt::Debug for OpenAPIToolSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OpenAPIToolSpec")
             .field("title", &self.spec.get("info").and_then(|i| i.get("title")))
-            .field("operations", &self.operations().len())
+            .field("operations", &self.operations.len())
             .finish_non_exhaustive()
     }
 }
@@ -65,7 +66,8 @@ impl fmt::Debug for OpenAPIToolSpec {
 impl OpenAPIToolSpec {
     /// A spec given as a value (only `#/...` references).
     pub fn from_value(spec: Value) -> Result<Self> {
-        Self::build(Location::Inline, spec, None)
+        let docs = std::collections::BTreeMap::from([(Location::Inline, spec)]);
+        Self::from_documents(Location::Inline, &docs)
     }
 
     /// A spec given as JSON or YAML text (only `#/...` references).
@@ -116,13 +118,6 @@ impl OpenAPIToolSpec {
         Self::checked(location, spec, None)
     }
 
-    fn build(location: Location, spec: Value, filter: Option<OperationFilter>) -> Result<Self> {
-        let docs = std::collections::BTreeMap::from([(location.clone(), spec)]);
-        let root = &docs[&location];
-        let spec = Dereferencer::new(&docs).deref(root, &location)?;
-        Self::checked(location, spec, filter)
-    }
-
     fn checked(location: Location, spec: Value, filter: Option<OperationFilter>) -> Result<Self> {
         if spec.get("swagger").is_some() {
             return Err(Error::InvalidInput(
@@ -150,10 +145,11 @@ impl OpenAPIToolSpec {
         }
         let keep = |id: &str| filter.as_ref().is_none_or(|f| f(id));
         let reduced = to_python_json_string(&reduce::reduce(&spec, &keep))?;
+        let operations = Arc::new(operations::operations(&spec, &keep));
         Ok(Self {
             spec: Arc::new(spec),
             location,
-            filter,
+            operations,
             reduced,
         })
     }
@@ -179,9 +175,8 @@ impl OpenAPIToolSpec {
     }
 
     /// The operations kept.
-    pub fn operations(&self) -> Vec<Operation> {
-        let keep = |id: &str| self.filter.as_ref().is_none_or(|f| f(id));
-        operations::operations(&self.spec, &keep)
+    pub fn operations(&self) -> &[Operation] {
+        &self.operations
     }
 
     /// The first server's URL: absolute, or a path that `requests`' base URL
@@ -215,9 +210,9 @@ impl OpenAPIToolSpec {
     /// (whose base URL a relative server path is read against).
     pub fn operation_tools(&self, requests: RequestsToolSpec) -> Vec<Arc<dyn Tool>> {
         let server = self.server_url();
-        self.operations()
-            .into_iter()
-            .map(|op| operations::tool(op, server.clone(), requests.clone()))
+        self.operations
+            .iter()
+            .map(|op| operations::tool(op.clone(), server.clone(), requests.clone()))
             .collect()
     }
 }

@@ -68,7 +68,7 @@ fn the_reduced_spec_and_its_tool_read_as_llama_index_s() {
 #[test]
 fn operations_become_typed_tools() {
     let spec = OpenAPIToolSpec::from_file(data("notes_openapi.json")).unwrap();
-    let names: Vec<String> = spec.operations().into_iter().map(|o| o.name).collect();
+    let names: Vec<String> = spec.operations().iter().map(|o| o.name.clone()).collect();
     assert_eq!(
         names,
         [
@@ -108,7 +108,7 @@ async fn bad_arguments_and_hostile_specs_are_errors_that_say_why() {
     }
     let many = OpenAPIToolSpec::from_value(json!({"openapi": "3.0.0", "paths": paths})).unwrap();
     let names: std::collections::BTreeSet<String> =
-        many.operations().into_iter().map(|o| o.name).collect();
+        many.operations().iter().map(|o| o.name.clone()).collect();
     assert_eq!(names.len(), 3000);
     assert!(names.iter().all(|n| n.len() <= 64));
     for (tool, args) in [
@@ -219,7 +219,7 @@ fn the_petstore_specs_parse() {
         // The separate layout refers up to `../common`: that folder is allowed.
         let spec = OpenAPIToolSpec::from_file_in(dir.join(name), &dir)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let ops: Vec<String> = spec.operations().into_iter().map(|o| o.name).collect();
+        let ops: Vec<String> = spec.operations().iter().map(|o| o.name.clone()).collect();
         assert!(ops.contains(&"listPets".to_owned()), "{name}: {ops:?}");
         assert!(
             !spec.load_openapi_spec()[0].text.contains("$ref\": \""),
