@@ -231,6 +231,29 @@ pub mod tools_openapi {
     pub use ragloom_tools_openapi::*;
 }
 
+/// Gmail and Google Calendar as agent tools
+/// ([`tools_google::GmailToolSpec`], [`tools_google::GoogleCalendarToolSpec`],
+/// crate `ragloom-tools-google`, feature `tools-google`), with OAuth 2.0
+/// credentials ([`tools_google::OAuthCredentials`]).
+#[cfg(feature = "tools-google")]
+pub mod tools_google {
+    pub use ragloom_tools_google::*;
+}
+
+/// Slack as agent tools and a reader ([`tools_slack::SlackToolSpec`],
+/// [`tools_slack::SlackReader`], crate `ragloom-tools-slack`, feature `tools-slack`).
+#[cfg(feature = "tools-slack")]
+pub mod tools_slack {
+    pub use ragloom_tools_slack::*;
+}
+
+/// A local server answering a script of replies, to run API tools offline
+/// ([`replay::ReplayServer`], feature `replay-server`).
+#[cfg(feature = "replay-server")]
+pub mod replay {
+    pub use ragloom_common_oauth::{ReplayReply, ReplayServer, SeenRequest};
+}
+
 /// A tool running model-written code in a subprocess, **without a sandbox**
 /// ([`tools_code_interpreter::CodeInterpreterToolSpec`], crate
 /// `ragloom-tools-code-interpreter`, feature `tools-code-interpreter`, not in `full`).

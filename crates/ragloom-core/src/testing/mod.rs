@@ -15,6 +15,24 @@ pub use doc_store::check_doc_store;
 pub use fault_server::{Fault, FaultServer, Recorded, Responder};
 pub use vector_store::check_vector_store;
 
+/// A test service's variable that `.ci/run` sets (a server's URL, a
+/// folder of reference files). Outside CI its absence skips the test (say
+/// so and return `None`); under CI (`CI` set) it fails the test, so a
+/// broken setup script cannot pass for a skipped test.
+pub fn ci_var(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => Some(v),
+        _ => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{var} is missing: .ci/run should have set it"
+            );
+            eprintln!("skipped: {var} is missing");
+            None
+        }
+    }
+}
+
 /// What a conformance run found.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Conformance {

@@ -10,6 +10,7 @@ mod call_context;
 mod engine_io;
 pub mod function_tool;
 pub mod schema;
+mod spec_function;
 pub mod tool_spec;
 pub mod types;
 
@@ -19,6 +20,10 @@ pub(crate) use engine_io::retriever_query_str;
 pub use engine_io::{response_to_value, source_nodes_of};
 pub use function_tool::{FunctionTool, Json, ToolReturn};
 pub use schema::normalize_schema;
+pub use spec_function::{
+    SpecFunctionTool, SpecFunctions, ToolArgs, documents_output, recorded_metadata,
+    spec_function_tools, unknown_function,
+};
 pub use tool_spec::{MaxOutputLen, ToolSpec, WithMetadata};
 pub use types::{
     MAX_TOOL_DESCRIPTION_LEN, Tool, ToolMetadata, ToolOutput, default_tool_fn_schema,

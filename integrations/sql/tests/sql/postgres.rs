@@ -21,17 +21,7 @@ struct SampleDb {
 
 impl SampleDb {
     async fn create() -> Option<Self> {
-        let admin = match std::env::var("RAGLOOM_TEST_PG_URL") {
-            Ok(url) if !url.is_empty() => url,
-            _ => {
-                assert!(
-                    std::env::var_os("CI").is_none(),
-                    "RAGLOOM_TEST_PG_URL is missing: .ci/run should have provided it"
-                );
-                eprintln!("skipped: RAGLOOM_TEST_PG_URL (PostgreSQL) is missing");
-                return None;
-            }
-        };
+        let admin = ragloom_core::testing::ci_var("RAGLOOM_TEST_PG_URL")?;
         let n = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap()

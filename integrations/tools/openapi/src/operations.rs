@@ -15,6 +15,9 @@ use std::sync::Arc;
 pub struct Parameter {
     /// Its name in the API.
     pub name: String,
+    /// Its argument's name in the tool: the name, or `path_<name>` /
+    /// `query_<name>` when a path and a query parameter share the name.
+    pub key: String,
     /// `path` or `query`.
     pub location: String,
     /// Whether the call needs it.
@@ -50,9 +53,9 @@ impl Operation {
         let mut properties = Map::new();
         let mut required = Vec::new();
         for p in &self.parameters {
-            properties.insert(p.name.clone(), schema_for_model(&p.schema));
+            properties.insert(p.key.clone(), schema_for_model(&p.schema));
             if p.required {
-                required.push(json!(p.name));
+                required.push(json!(p.key));
             }
         }
         if let Some((schema, needed)) = &self.body {
@@ -63,6 +66,15 @@ impl Operation {
         }
         json!({"type": "object", "properties": properties, "required": required})
     }
+}
+
+/// The names between braces in a path template (`/a/{x}/b/{y}`: x, y).
+fn placeholders(path: &str) -> Vec<String> {
+    path.split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name.to_owned()))
+        .filter(|name| !name.is_empty())
+        .collect()
 }
 
 /// A schema as function-calling APIs take it: a cut cycle (`$ref` left by
@@ -166,20 +178,55 @@ pub(crate) fn operations(spec: &Value, keep: &dyn Fn(&str) -> bool) -> Vec<Opera
             parameters.retain(|q| !(q.name == pname && q.location == location));
             parameters.push(Parameter {
                 name: pname.to_owned(),
+                key: pname.to_owned(),
                 location: location.to_owned(),
                 required: location == "path" || p.get("required") == Some(&Value::Bool(true)),
                 schema,
             });
         }
+        // A placeholder the spec declares no parameter for is still one
+        // the call must fill (else `{x}` would be sent as it is).
+        for placeholder in placeholders(path) {
+            if !parameters
+                .iter()
+                .any(|p| p.location == "path" && p.name == placeholder)
+            {
+                parameters.push(Parameter {
+                    key: placeholder.clone(),
+                    name: placeholder,
+                    location: "path".to_owned(),
+                    required: true,
+                    schema: json!({"type": "string"}),
+                });
+            }
+        }
+        // A path and a query parameter of one name get distinct arguments.
+        let names: Vec<(String, String)> = parameters
+            .iter()
+            .map(|p| (p.name.clone(), p.location.clone()))
+            .collect();
+        for p in &mut parameters {
+            if names.iter().any(|(n, l)| *n == p.name && *l != p.location) {
+                p.key = format!("{}_{}", p.location, p.name);
+            }
+        }
         let body = detail.get("requestBody").and_then(|b| {
-            let schema = b
-                .get("content")?
-                .get("application/json")?
-                .get("schema")?
-                .clone();
+            // `application/json`, with parameters (`; charset=utf-8`) or as
+            // a `+json` type.
+            let content = b.get("content")?.as_object()?;
+            let media = content.iter().find_map(|(kind, media)| {
+                let kind = kind
+                    .split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase();
+                (kind == "application/json" || kind.ends_with("+json")).then_some(media)
+            })?;
+            let schema = media.get("schema")?.clone();
             Some((schema, b.get("required") == Some(&Value::Bool(true))))
         });
-        let body_key = if parameters.iter().any(|p| p.name == "body") {
+        let body_key = if parameters.iter().any(|p| p.key == "body") {
             "request_body".to_owned()
         } else {
             "body".to_owned()
@@ -225,11 +272,11 @@ impl OperationTool {
         let mut path = self.operation.path.clone();
         let mut query = Vec::new();
         for p in &self.operation.parameters {
-            let value = match args.get(&p.name) {
+            let value = match args.get(&p.key) {
                 None | Some(Value::Null) if p.required => {
                     return Err(Error::InvalidInput(format!(
                         "missing required argument `{}`",
-                        p.name
+                        p.key
                     )));
                 }
                 None | Some(Value::Null) => continue,
@@ -241,7 +288,7 @@ impl OperationTool {
                 if text.is_empty() || text == "." || text == ".." {
                     return Err(Error::InvalidInput(format!(
                         "argument `{}` may not be empty, `.` or `..`",
-                        p.name
+                        p.key
                     )));
                 }
                 let encoded: String = url::form_urlencoded::byte_serialize(text.as_bytes())
@@ -359,5 +406,43 @@ mod tests {
         assert_eq!(ops[0].parameters[0].schema["type"], "integer");
         assert_eq!(ops[1].parameters[0].schema["type"], "string");
         assert_eq!(ops[0].fn_schema()["required"], json!(["id"]));
+    }
+
+    #[test]
+    fn shared_names_undeclared_placeholders_and_json_variants_are_handled() {
+        let spec = json!({"paths": {"/items/{id}/v/{version}": {
+            "post": {"operationId": "put_item",
+                "parameters": [
+                    {"name": "id", "in": "path", "schema": {"type": "integer"}},
+                    {"name": "id", "in": "query", "schema": {"type": "string"}}],
+                "requestBody": {"required": true, "content": {
+                    "text/plain": {"schema": {"type": "string"}},
+                    "application/json; charset=utf-8": {"schema": {"type": "object"}}}}},
+            "put": {"operationId": "put_merge",
+                "requestBody": {"content": {"application/merge-patch+json": {"schema": {"type": "array"}}}}}
+        }}});
+        let ops = operations(&spec, &|_| true);
+        let keys: Vec<&str> = ops[0].parameters.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(keys, ["path_id", "query_id", "version"]);
+        let schema = ops[0].fn_schema();
+        assert_eq!(schema["required"], json!(["path_id", "version", "body"]));
+        assert_eq!(schema["properties"]["body"]["type"], "object");
+        assert_eq!(ops[1].body.as_ref().unwrap().0["type"], "array");
+        let tool = OperationTool {
+            operation: ops[0].clone(),
+            server: String::new(),
+            requests: RequestsToolSpec::new("http://127.0.0.1:9/").unwrap(),
+            metadata: ToolMetadata::new("t", "d"),
+        };
+        let args = json!({"path_id": 7, "query_id": "q", "version": "v2"});
+        let (url, query) = tool.target(args.as_object().unwrap()).unwrap();
+        assert_eq!(url, "./items/7/v/v2");
+        assert_eq!(query, [("id".to_owned(), "q".to_owned())]);
+        let missing = json!({"path_id": 7});
+        let err = tool
+            .target(missing.as_object().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`version`"), "{err}");
     }
 }

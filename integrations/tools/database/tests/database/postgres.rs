@@ -17,16 +17,8 @@ fn sql_data(name: &str) -> std::path::PathBuf {
 
 #[tokio::test]
 async fn a_postgresql_schema_as_three_tools() {
-    let admin = match std::env::var("RAGLOOM_TEST_PG_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "RAGLOOM_TEST_PG_URL is missing: .ci/run should have provided it"
-            );
-            eprintln!("skipped: RAGLOOM_TEST_PG_URL (PostgreSQL) is missing");
-            return;
-        }
+    let Some(admin) = ragloom_core::testing::ci_var("RAGLOOM_TEST_PG_URL") else {
+        return;
     };
     let name = format!("ragloom_dbtool_{}", std::process::id());
     let mut conn = PgConnection::connect(&admin).await.unwrap();

@@ -23,21 +23,6 @@ fn recorded() -> Value {
         .unwrap()
 }
 
-/// An environment variable `.ci/run` sets; outside CI its absence skips the test.
-fn provided(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(v) if !v.is_empty() => Some(v),
-        _ => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{var} is missing: .ci/run should have set it"
-            );
-            eprintln!("skipped: {var} is missing");
-            None
-        }
-    }
-}
-
 #[test]
 fn the_reduced_spec_and_its_tool_read_as_llama_index_s() {
     let rec = recorded();
@@ -207,7 +192,7 @@ async fn bad_arguments_and_hostile_specs_are_errors_that_say_why() {
 
 #[test]
 fn the_petstore_specs_parse() {
-    let Some(dir) = provided("RAGLOOM_TEST_PETSTORE_DIR") else {
+    let Some(dir) = ragloom_core::testing::ci_var("RAGLOOM_TEST_PETSTORE_DIR") else {
         return;
     };
     let dir = PathBuf::from(dir);
@@ -247,7 +232,7 @@ fn the_petstore_specs_parse() {
 
 #[tokio::test]
 async fn an_agent_creates_reads_and_lists_through_the_fastapi_app() {
-    let Some(base) = provided("RAGLOOM_TEST_OPENAPI_URL") else {
+    let Some(base) = ragloom_core::testing::ci_var("RAGLOOM_TEST_OPENAPI_URL") else {
         return;
     };
     let requests = RequestsToolSpec::new(&base)
