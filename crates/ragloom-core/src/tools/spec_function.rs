@@ -155,11 +155,13 @@ impl<'a> ToolArgs<'a> {
             .ok_or_else(|| wrong(key, "a non-negative whole number", v))
     }
 
-    /// An optional boolean.
+    /// An optional boolean (`"true"`/`"false"` read too, as pydantic reads them).
     pub fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(Some(true)),
+            Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(Some(false)),
             Some(other) => Err(wrong(key, "true or false", other)),
         }
     }
@@ -226,6 +228,9 @@ mod tests {
         assert!(a.opt_strings("bad").is_err());
         assert_eq!(a.opt_bool("b").unwrap(), Some(true));
         assert!(a.opt_bool("s").is_err());
+        let strings = json!({"t": "True", "f": "false"});
+        assert_eq!(ToolArgs::new(&strings).opt_bool("t").unwrap(), Some(true));
+        assert_eq!(ToolArgs::new(&strings).opt_bool("f").unwrap(), Some(false));
         let long = json!({"k": "é".repeat(100)});
         let err = ToolArgs::new(&long).opt_usize("k").unwrap_err().to_string();
         assert!(err.ends_with("…"), "{err}");

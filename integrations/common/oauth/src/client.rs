@@ -7,7 +7,7 @@ use oauth2::basic::BasicClient;
 use oauth2::{AccessToken, AuthType, RequestTokenError, Scope, TokenResponse};
 use ragloom_core::error::{Error, Result};
 use reqwest::header::{HeaderMap, RETRY_AFTER};
-use reqwest::{RequestBuilder, StatusCode};
+use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::Value;
 use std::fmt;
 use std::path::PathBuf;
@@ -147,21 +147,32 @@ impl AuthorizedClient {
         F: Fn(&reqwest::Client) -> RequestBuilder,
     {
         let mut renewed = false;
-        let mut waits = 0;
+        let mut waits: u32 = 0;
         loop {
             let token = self.token().await?;
-            let request = build(&self.http).bearer_auth(token.secret());
+            let request = build(&self.http)
+                .bearer_auth(token.secret())
+                .build()
+                .map_err(|e| {
+                    let e = e.without_url();
+                    Error::provider(self.provider, format!("the request cannot be sent: {e}"), e)
+                })?;
+            // A 503 may come after the work was done: only a request that
+            // can be repeated is sent again. A 429 was refused unread.
+            let repeatable = matches!(
+                *request.method(),
+                Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS
+            );
             let reply = self.read(request).await?;
             if (self.unauthorized)(&reply) && !renewed && self.renew_after(&token).await? {
                 renewed = true;
                 continue;
             }
-            let limited = matches!(
-                reply.status,
-                StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE
-            );
+            let limited = reply.status == StatusCode::TOO_MANY_REQUESTS
+                || (reply.status == StatusCode::SERVICE_UNAVAILABLE && repeatable);
             if limited && waits < self.max_retries {
-                let wait = retry_after(&reply.headers).unwrap_or(Duration::from_secs(1 << waits));
+                let backoff = Duration::from_secs(1u64.checked_shl(waits.min(16)).unwrap_or(1));
+                let wait = retry_after(&reply.headers).unwrap_or(backoff);
                 if wait > self.max_wait {
                     return Err(Error::provider(
                         self.provider,
@@ -243,16 +254,21 @@ impl AuthorizedClient {
             .await
             .map_err(|e| self.refresh_error(e))?;
         creds.access_token = Some(response.access_token().clone());
+        // An absurd lifetime reads as "unknown": used until refused.
         creds.expiry = response
             .expires_in()
             .and_then(|d| chrono::Duration::from_std(d).ok())
-            .map(|d| Utc::now() + d);
+            .and_then(|d| Utc::now().checked_add_signed(d));
         if let (Some(new), Some(refresh)) = (response.refresh_token(), creds.refresh.as_mut()) {
             refresh.token = new.clone();
         }
         tracing::info!(provider = self.provider, expiry = ?creds.expiry, "access token refreshed");
+        // The new token is in hand: a file that cannot be written is
+        // reported, not a failed call, and is tried again at the next refresh.
         if let Some(path) = &self.persist_to {
-            write_private(path, &creds.to_authorized_user_info())?;
+            if let Err(e) = write_private(path, &creds.to_authorized_user_info()) {
+                tracing::error!(provider = self.provider, error = %e, "the renewed token could not be saved");
+            }
         }
         Ok(())
     }
@@ -279,18 +295,26 @@ impl AuthorizedClient {
                     None => "the token endpoint's reply is not a token response".to_owned(),
                 }
             }
-            RequestTokenError::Request(_) => "the token endpoint could not be reached".to_owned(),
+            RequestTokenError::Request(e) => {
+                format!("the token endpoint could not be reached: {e}")
+            }
             RequestTokenError::Other(other) => format!("refreshing the token failed: {other}"),
         };
-        Error::provider(self.provider, message, e)
+        // The message only: a reply that failed to parse may hold tokens,
+        // and the oauth2 error keeps its body.
+        Error::provider(
+            self.provider,
+            message.clone(),
+            std::io::Error::other(message),
+        )
     }
 
-    async fn read(&self, request: RequestBuilder) -> Result<Reply> {
+    async fn read(&self, request: reqwest::Request) -> Result<Reply> {
         let failed = |e: reqwest::Error| {
             let e = e.without_url();
             Error::provider(self.provider, format!("the request failed: {e}"), e)
         };
-        let response = request.send().await.map_err(failed)?;
+        let response = self.http.execute(request).await.map_err(failed)?;
         let status = response.status();
         let headers = response.headers().clone();
         let body = read_capped(response, self.max_response_bytes)
@@ -355,25 +379,23 @@ async fn token_request(
     out.body(body).map_err(std::io::Error::other)
 }
 
-/// Writes `value` to `path` through a temporary file and a rename, so a
-/// crash leaves the old file or the new one; owner-only where that exists.
+/// Writes `value` to `path` through a new temporary file beside it (owner-only,
+/// never an existing file or link) and a rename, so a crash or a second
+/// writer leaves one whole file.
 fn write_private(path: &std::path::Path, value: &Value) -> Result<()> {
     use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options
-        .open(&tmp)
-        .map_err(|e| Error::io("writing", &tmp, e))?;
-    file.write_all(value.to_string().as_bytes())
-        .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io("writing", &tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming", path, e))
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| Error::io("creating a file in", dir, e))?;
+    tmp.write_all(value.to_string().as_bytes())
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| Error::io("writing", tmp.path(), e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io("renaming onto", path, e.error))?;
+    Ok(())
 }
 
 #[cfg(test)]

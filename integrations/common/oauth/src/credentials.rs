@@ -57,6 +57,16 @@ impl OAuthCredentials {
     ) -> Result<Self> {
         let token_uri = TokenUrl::new(token_uri.to_owned())
             .map_err(|e| Error::invalid(format!("token endpoint `{token_uri}`"), e))?;
+        // The secret and the refresh token travel in the body: never in clear
+        // text, except to this machine (a test server, a local proxy).
+        let url = token_uri.url();
+        let local = matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+        if url.scheme() != "https" && !(url.scheme() == "http" && local) {
+            return Err(Error::InvalidInput(format!(
+                "token endpoint `{}`: only https (or http to this machine) carries a client secret",
+                url.as_str()
+            )));
+        }
         Ok(Self {
             access_token: None,
             expiry: None,
@@ -183,9 +193,10 @@ impl OAuthCredentials {
     /// and can be renewed.
     pub(crate) fn usable_token(&self, now: DateTime<Utc>) -> Option<&AccessToken> {
         let token = self.access_token.as_ref()?;
-        let lapsing = self
-            .expiry
-            .is_some_and(|e| e - chrono::Duration::seconds(EXPIRY_MARGIN_SECONDS) <= now);
+        let lapsing = self.expiry.is_some_and(|e| {
+            e.checked_sub_signed(chrono::Duration::seconds(EXPIRY_MARGIN_SECONDS))
+                .is_none_or(|renew_at| renew_at <= now)
+        });
         (!lapsing || !self.can_refresh()).then_some(token)
     }
 }
@@ -296,6 +307,13 @@ mod tests {
         assert!(OAuthCredentials::from_authorized_user_info(&bad).is_ok());
         bad["token_uri"] = json!("not a url");
         assert!(OAuthCredentials::from_authorized_user_info(&bad).is_err());
+        bad["token_uri"] = json!("http://oauth2.example.com/token");
+        assert!(
+            OAuthCredentials::from_authorized_user_info(&bad).is_err(),
+            "clear text"
+        );
+        bad["token_uri"] = json!("http://127.0.0.1:9/token");
+        assert!(OAuthCredentials::from_authorized_user_info(&bad).is_ok());
     }
 
     #[test]

@@ -85,7 +85,8 @@ impl GoogleCalendarToolSpec {
                 .call(Method::GET, "calendars/primary/events", &query, None)
                 .await?;
             let items = page.get("items").and_then(Value::as_array);
-            events.extend(items.into_iter().flatten().cloned());
+            // Each event becomes its line as its page arrives: pages are not kept.
+            events.extend(items.into_iter().flatten().map(describe));
             page_token = page
                 .get("nextPageToken")
                 .and_then(Value::as_str)
@@ -98,10 +99,7 @@ impl GoogleCalendarToolSpec {
             }
         }
         events.truncate(wanted.unwrap_or(self.max_results_limit));
-        Ok(events
-            .iter()
-            .map(|e| Document::document(describe(e)))
-            .collect())
+        Ok(events.into_iter().map(Document::document).collect())
     }
 
     /// Creates an event on the primary calendar (LlamaIndex `create_event`).

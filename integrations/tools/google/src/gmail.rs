@@ -49,16 +49,21 @@ pub struct GmailToolSpec {
     api: GoogleApi,
     max_results: usize,
     max_results_limit: usize,
+    max_text_bytes: usize,
 }
 
 impl GmailToolSpec {
     /// Tools over the mailbox these credentials open (see
     /// [`OAuthCredentials::from_authorized_user_file`] for `token.json`).
     pub fn new(credentials: OAuthCredentials) -> Self {
+        let mut api = GoogleApi::new("Gmail", GMAIL_ENDPOINT, credentials);
+        // A raw message with Gmail's largest attachments is about 35 MB of JSON.
+        api.client = api.client.max_response_bytes(48 << 20);
         Self {
-            api: GoogleApi::new("Gmail", GMAIL_ENDPOINT, credentials),
+            api,
             max_results: 10,
             max_results_limit: 100,
+            max_text_bytes: 64 << 20,
         }
     }
 
@@ -73,6 +78,13 @@ impl GmailToolSpec {
     /// each is a full message fetched on its own.
     pub fn max_results_limit(mut self, n: usize) -> Self {
         self.max_results_limit = n.max(1);
+        self
+    }
+
+    /// The most text one search reads (64 MiB): messages past it are left
+    /// unread, with a warning.
+    pub fn max_text_bytes(mut self, bytes: usize) -> Self {
+        self.max_text_bytes = bytes;
         self
     }
 
@@ -114,16 +126,18 @@ impl GmailToolSpec {
                     None,
                 )
                 .await?;
+            let before = ids.len();
             let listed = page.get("messages").and_then(Value::as_array);
             for message in listed.into_iter().flatten() {
                 if let Some(id) = message.get("id").and_then(Value::as_str) {
                     ids.push(id.to_owned());
                 }
             }
+            // A page that adds nothing ends the listing (a server cannot keep it going).
             page_token = page
                 .get("nextPageToken")
                 .and_then(Value::as_str)
-                .filter(|t| !t.is_empty() && listed.is_some_and(|l| !l.is_empty()))
+                .filter(|t| !t.is_empty() && ids.len() > before)
                 .map(str::to_owned);
             if page_token.is_none() {
                 break;
@@ -131,8 +145,18 @@ impl GmailToolSpec {
         }
         ids.truncate(wanted);
         let mut documents = Vec::with_capacity(ids.len());
+        let mut text_bytes = 0;
         for id in &ids {
+            if text_bytes >= self.max_text_bytes {
+                tracing::warn!(
+                    read = documents.len(),
+                    of = ids.len(),
+                    "Gmail search stopped at its text budget"
+                );
+                break;
+            }
             if let Some(doc) = self.message_document(id).await? {
+                text_bytes += doc.text.len();
                 documents.push(doc);
             }
         }
@@ -263,7 +287,7 @@ fn draft_body(
     let message = message.ok_or_else(|| {
         Error::InvalidInput("a draft needs `message`, the text of the mail".into())
     })?;
-    let mail = build_message(to.unwrap_or_default(), subject, message)
+    let mail = build_message(to, subject, message)
         .map_err(|why| Error::InvalidInput(format!("the draft cannot be written: {why}")))?;
     Ok(json!({ "message": { "raw": URL_SAFE.encode(mail) } }))
 }

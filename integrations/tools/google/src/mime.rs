@@ -17,9 +17,9 @@ const EW_CHROME: usize = 12;
 /// Python parses header values into token trees and folds them with `_refold_parse_tree`;
 /// both are ported rule for rule, since display names, encoded words and folding (quirks
 /// included) all follow from the tree shape. Like Python with a list, `to` is joined with
-/// ", " and parsed as one address list. An empty `to` stands for Python's `to=None`
-/// (LlamaIndex's default when the model names no recipient), which Python writes as the
-/// literal header `To: None`; Python's `[]` would give a bare `To:`. A `None` subject gives a
+/// ", " and parsed as one address list. `None` is Python's `to=None` (LlamaIndex's default
+/// when the model names no recipient), which Python writes as the literal header
+/// `To: None`; an empty list gives a bare `To:`, as Python's `[]`. A `None` subject gives a
 /// bare `Subject:`, as Python does.
 ///
 /// # Errors
@@ -35,11 +35,11 @@ const EW_CHROME: usize = 12;
 ///   the rest stay literal text. Python decodes every codec it has, and then often raises.
 /// - Comments nested over 100 deep are refused; Python recurses until `RecursionError`.
 pub fn build_message(
-    to: &[String],
+    to: Option<&[String]>,
     subject: Option<&str>,
     message: &str,
 ) -> Result<Vec<u8>, String> {
-    if to.iter().any(|a| a.contains(['\r', '\n'])) {
+    if to.into_iter().flatten().any(|a| a.contains(['\r', '\n'])) {
         return Err("a To address contains a line break (CR or LF)".to_owned());
     }
     let subject = subject.unwrap_or("");
@@ -48,10 +48,9 @@ pub fn build_message(
             "Header values may not contain linefeed or carriage return characters".to_owned(),
         );
     }
-    let to = if to.is_empty() {
-        "None".to_owned()
-    } else {
-        to.join(", ")
+    let to = match to {
+        None => "None".to_owned(),
+        Some(list) => list.join(", "),
     };
     let addresses = get_address_list(&Val::new(&to)).map_err(|e| raised("To", e))?;
     let to_line = fold_header("To", addresses)?;
@@ -1381,7 +1380,9 @@ mod tests {
         let mut failures = Vec::new();
         for case in CASES {
             let to: Vec<String> = case.to.iter().map(|s| (*s).to_owned()).collect();
-            let got = build_message(&to, case.subject, case.message);
+            // The recorded cases wrote Python's `None` as an empty list.
+            let to = (!to.is_empty()).then_some(to.as_slice());
+            let got = build_message(to, case.subject, case.message);
             let problem = match (&case.expect, &got) {
                 (Expect::Bytes(want), Ok(got)) if got == want => None,
                 (Expect::Bytes(want), Ok(got)) => Some(line_diff(got, want)),
@@ -1429,14 +1430,14 @@ mod tests {
         ];
         for s in odd {
             let to = vec![s.to_owned(), format!("{s} <{s}>")];
-            let _ = build_message(&to, Some(s), s);
+            let _ = build_message(Some(&to), Some(s), s);
         }
         let huge = "é ".repeat(50_000) + &"x".repeat(100_000) + "\r\n\r";
-        assert!(build_message(&[], Some(&huge[..huge.len() - 3]), &huge).is_ok());
+        assert!(build_message(Some(&[]), Some(&huge[..huge.len() - 3]), &huge).is_ok());
         let long_to = [
             "José Pérez <jose@example.com>".repeat(300),
             "é ".repeat(5_000),
         ];
-        assert!(build_message(&long_to, None, "").is_ok());
+        assert!(build_message(Some(&long_to), None, "").is_ok());
     }
 }

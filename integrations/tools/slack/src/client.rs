@@ -159,7 +159,7 @@ impl SlackClient {
             format!(
                 "The request to the Slack API failed. (url: {}{method})\nThe server responded with: {}",
                 self.base_url,
-                py_repr(&e.reply)
+                py_repr(&e.reply).chars().take(500).collect::<String>()
             ),
             std::io::Error::other(e.error.clone()),
         )

@@ -13,6 +13,38 @@ use serde_json::Value;
 /// running for ever.
 const MAX_PAGES: usize = 1000;
 
+/// What one `load_data` may spend, whatever the channels hold: requests
+/// (threads multiply them) and text. Past either, reading stops with a
+/// warning and what was read is returned.
+#[derive(Debug)]
+struct Budget {
+    requests: usize,
+    bytes: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Self {
+            requests: 20_000,
+            bytes: 64 << 20,
+        }
+    }
+
+    /// Takes one request; false when none is left.
+    fn request(&mut self) -> bool {
+        if self.requests == 0 || self.bytes == 0 {
+            tracing::warn!("Slack load_data stopped at its budget of requests or text");
+            return false;
+        }
+        self.requests -= 1;
+        true
+    }
+
+    fn text(&mut self, text: &str) {
+        self.bytes = self.bytes.saturating_sub(text.len());
+    }
+}
+
 /// Reads Slack channels (LlamaIndex `SlackReader`): each channel's messages
 /// with their replies, from `earliest_date` (all when unset) to
 /// `latest_date` (when the reader was made, when unset).
@@ -118,8 +150,11 @@ impl SlackReader {
         reverse_chronological: bool,
     ) -> Result<Vec<Document>> {
         let mut documents = Vec::with_capacity(channel_ids.len());
+        let mut budget = Budget::new();
         for channel in channel_ids {
-            let text = self.read_channel(channel, reverse_chronological).await?;
+            let text = self
+                .read_channel(channel, reverse_chronological, &mut budget)
+                .await?;
             documents.push(
                 Document::document(text)
                     .with_id(channel.clone())
@@ -189,10 +224,18 @@ impl SlackReader {
         Ok(channels)
     }
 
-    async fn read_channel(&self, channel: &str, reverse_chronological: bool) -> Result<String> {
+    async fn read_channel(
+        &self,
+        channel: &str,
+        reverse_chronological: bool,
+        budget: &mut Budget,
+    ) -> Result<String> {
         let mut texts = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
+            if !budget.request() {
+                break;
+            }
             let args = [
                 ("channel", Some(channel.to_owned())),
                 ("cursor", cursor.clone()),
@@ -214,7 +257,7 @@ impl SlackReader {
             );
             for message in messages.into_iter().flatten() {
                 if let Some(ts) = message.get("ts").and_then(Value::as_str) {
-                    texts.push(self.read_thread(channel, ts).await?);
+                    texts.push(self.read_thread(channel, ts, budget).await?);
                 }
             }
             cursor = more(&page);
@@ -229,10 +272,13 @@ impl SlackReader {
     }
 
     /// A message and its replies (`conversations.replies`), joined by blank lines.
-    async fn read_thread(&self, channel: &str, ts: &str) -> Result<String> {
+    async fn read_thread(&self, channel: &str, ts: &str, budget: &mut Budget) -> Result<String> {
         let mut texts: Vec<String> = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
+            if !budget.request() {
+                break;
+            }
             let mut args = vec![
                 ("channel", Some(channel.to_owned())),
                 ("ts", Some(ts.to_owned())),
@@ -250,18 +296,15 @@ impl SlackReader {
                     break;
                 }
             };
-            texts.extend(
-                page.get("messages")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .map(|m| {
-                        m.get("text")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned()
-                    }),
-            );
+            let messages = page.get("messages").and_then(Value::as_array);
+            for message in messages.into_iter().flatten() {
+                let text = message
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                budget.text(text);
+                texts.push(text.to_owned());
+            }
             cursor = more(&page);
             if cursor.is_none() {
                 break;
@@ -271,11 +314,16 @@ impl SlackReader {
     }
 
     /// What LlamaIndex does when a page fails: a channel the bot is not in
-    /// (or any other refusal) ends that listing with a logged error; a rate
-    /// limit still standing after the client's waits is an error.
+    /// (or any other refusal about the channel) ends that listing with a
+    /// logged error. A refused token or a missing scope, and a rate limit
+    /// still standing after the client's waits, are errors: read as an
+    /// empty channel they would mislead the model.
     fn stop_on(&self, method: &str, channel: &str, e: &SlackApiError) -> Result<()> {
         match e.error.as_str() {
-            "ratelimited" => Err(self.client.api_error(method, e)),
+            "ratelimited" | "invalid_auth" | "not_authed" | "token_revoked" | "token_expired"
+            | "account_inactive" | "missing_scope" | "no_permission" => {
+                Err(self.client.api_error(method, e))
+            }
             "not_in_channel" => {
                 tracing::error!(channel, "Bot not in channel, cannot read messages.");
                 Ok(())

@@ -603,3 +603,110 @@ async fn an_agent_runs_the_gmail_walkthrough_through_the_tools() {
     assert_eq!(server.requests().await.len(), 5);
     validate(&server).await;
 }
+
+#[tokio::test]
+async fn a_503_is_waited_out_only_for_a_request_that_can_be_repeated() {
+    let server = ReplayServer::start().await;
+    let spec = gmail(&server);
+    let unavailable = || {
+        ReplayReply::new(
+            503,
+            json!({"error": {"code": 503, "message": "Backend Error"}}),
+        )
+        .header("Retry-After", "0")
+    };
+    // A GET is sent again; a POST (the draft may have been sent) is not.
+    server.push([
+        unavailable(),
+        ReplayReply::new(200, json!({"id": "r-1"})),
+        unavailable(),
+    ]);
+    assert_eq!(spec.get_draft("r-1").await.unwrap()["id"], "r-1");
+    let err = spec.send_draft("r-1").await.unwrap_err().to_string();
+    assert!(err.contains("503"), "{err}");
+    assert_eq!(server.requests().await.len(), 3);
+}
+
+#[tokio::test]
+async fn a_listing_whose_pages_add_nothing_ends() {
+    let server = ReplayServer::start().await;
+    let page = ReplayReply::new(
+        200,
+        json!({"messages": [{"threadId": "no id"}], "nextPageToken": "again"}),
+    );
+    server.push(std::iter::repeat_n(page, 5));
+    assert!(
+        gmail(&server)
+            .search_messages("x", Some(50))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(server.requests().await.len(), 1);
+}
+
+#[tokio::test]
+async fn odd_token_replies_neither_panic_nor_leak() {
+    let server = ReplayServer::start().await;
+    let unauthorized = || {
+        ReplayReply::new(
+            401,
+            json!({"error": {"code": 401, "message": "Invalid Credentials"}}),
+        )
+    };
+    // An absurd lifetime: the token is kept, its expiry unknown.
+    server.push([
+        unauthorized(),
+        ReplayReply::new(200, json!({"access_token": "ya29.fresh-access", "expires_in": 10_000_000_000_000u64, "token_type": "Bearer"})),
+        ReplayReply::new(200, json!({"id": "r-1"})),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    // A token file that cannot be written does not fail the call.
+    let spec =
+        gmail(&server).map_client(|c| c.persist_to(dir.path().join("missing/dir/token.json")));
+    assert_eq!(spec.get_draft("r-1").await.unwrap()["id"], "r-1");
+    // A token reply of the wrong shape: its tokens stay out of the error, Debug included.
+    server.push([
+        unauthorized(),
+        ReplayReply::new(200, json!({"access_token": "ya29.LEAKED", "refresh_token": "1//LEAKED", "expires_in": "soon", "token_type": 7})),
+    ]);
+    let err = gmail(&server).get_draft("r-1").await.unwrap_err();
+    for shown in [err.to_string(), format!("{err:?}")] {
+        assert!(!shown.contains("LEAKED"), "{shown}");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_recipient_list_is_not_none() {
+    let server = ReplayServer::start().await;
+    let draft = json!({"id": "r-1", "message": {"id": "m1"}});
+    server.push([
+        ReplayReply::new(200, draft.clone()),
+        ReplayReply::new(200, draft),
+    ]);
+    let spec = gmail(&server);
+    spec.create_draft(None, Some("Hi".into()), Some("x".into()))
+        .await
+        .unwrap();
+    spec.create_draft(Some(vec![]), Some("Hi".into()), Some("x".into()))
+        .await
+        .unwrap();
+    let mail = |i: usize, seen: &[SeenRequest]| {
+        let raw = seen[i].json.as_ref().unwrap()["message"]["raw"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        String::from_utf8(
+            base64::engine::general_purpose::URL_SAFE
+                .decode(raw)
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let seen = server.seen().await;
+    assert!(
+        mail(0, &seen).contains("\nTo: None\n"),
+        "LlamaIndex's default, as Python writes it"
+    );
+    assert!(mail(1, &seen).contains("\nTo:\n"), "Python's []");
+}

@@ -390,3 +390,35 @@ async fn channel_ids_are_found_by_name_and_pattern() {
 fn spec_reader(spec: &SlackToolSpec) -> &SlackReader {
     spec.reader()
 }
+
+#[tokio::test]
+async fn a_refused_token_while_reading_is_an_error_not_an_empty_channel() {
+    let server = ReplayServer::start().await;
+    let spec = dated_spec(&server).await;
+    server.push([ReplayReply::new(
+        200,
+        json!({"ok": false, "error": "missing_scope", "needed": "channels:history"}),
+    )]);
+    let out = tool(&spec, "load_data")
+        .call(json!({"channel_ids": ["C1"]}))
+        .await
+        .unwrap();
+    assert!(
+        out.is_error && out.content.contains("missing_scope"),
+        "{}",
+        out.content
+    );
+    server.push([ReplayReply::new(
+        200,
+        json!({"ok": false, "error": "channel_not_found"}),
+    )]);
+    let out = tool(&spec, "load_data")
+        .call(json!({"channel_ids": ["C404"], "reverse_chronological": "false"}))
+        .await
+        .unwrap();
+    assert!(
+        !out.is_error,
+        "a missing channel reads empty, as in LlamaIndex: {}",
+        out.content
+    );
+}
