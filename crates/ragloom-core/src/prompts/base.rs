@@ -286,24 +286,22 @@ impl BasePromptTemplate {
     /// The prompt with every unfilled variable set to `""` (LlamaIndex
     /// `get_empty_prompt_txt`): what the template costs before any context.
     pub fn empty_prompt_text(&self) -> String {
-        let vars = self.template_vars();
-        let empty: Vec<(&str, &str)> = vars
-            .iter()
-            .filter(|v| !self.kwargs().contains_key(*v))
-            .map(|v| (v.as_str(), ""))
-            .collect();
-        self.format(&empty).unwrap_or_default()
+        let vars = self.unfilled_vars();
+        self.format(&empty_values(&vars)).unwrap_or_default()
     }
 
     /// Like [`empty_prompt_text`](Self::empty_prompt_text), as messages.
     pub fn empty_prompt_messages(&self) -> Vec<ChatMessage> {
-        let vars = self.template_vars();
-        let empty: Vec<(&str, &str)> = vars
-            .iter()
-            .filter(|v| !self.kwargs().contains_key(*v))
-            .map(|v| (v.as_str(), ""))
-            .collect();
-        self.format_messages(&empty).unwrap_or_default()
+        let vars = self.unfilled_vars();
+        self.format_messages(&empty_values(&vars))
+            .unwrap_or_default()
+    }
+
+    /// The template's variables no partial fills.
+    fn unfilled_vars(&self) -> Vec<String> {
+        let mut vars = self.template_vars();
+        vars.retain(|v| !self.kwargs().contains_key(v));
+        vars
     }
 
     /// Checks that the template has each of `required` variables, so a user's
@@ -320,6 +318,11 @@ impl BasePromptTemplate {
         }
         Ok(())
     }
+}
+
+/// Each variable set to `""`.
+fn empty_values(vars: &[String]) -> Vec<(&str, &str)> {
+    vars.iter().map(|v| (v.as_str(), "")).collect()
 }
 
 #[cfg(test)]

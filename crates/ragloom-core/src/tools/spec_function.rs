@@ -110,6 +110,16 @@ impl<'a> ToolArgs<'a> {
         })
     }
 
+    /// A string field that must be there, or the whole input when the model
+    /// sent the value alone (a bare string); `what` says what it holds.
+    pub fn text(&self, key: &str, what: &str) -> Result<String> {
+        if let Value::String(s) = self.input {
+            return Ok(s.clone());
+        }
+        self.opt_str(key)?
+            .ok_or_else(|| Error::InvalidInput(format!("missing required field `{key}` ({what})")))
+    }
+
     /// An optional string field.
     pub fn opt_str(&self, key: &str) -> Result<Option<String>> {
         match self.get(key) {
@@ -235,5 +245,21 @@ mod tests {
         let err = ToolArgs::new(&long).opt_usize("k").unwrap_err().to_string();
         assert!(err.ends_with("…"), "{err}");
         assert_eq!(ToolArgs::new(&json!("text")).opt_str("k").unwrap(), None);
+        assert_eq!(
+            ToolArgs::new(&json!("alone")).text("k", "x").unwrap(),
+            "alone"
+        );
+        assert_eq!(
+            ToolArgs::new(&json!({"k": "v"})).text("k", "x").unwrap(),
+            "v"
+        );
+        let err = ToolArgs::new(&json!({}))
+            .text("k", "the query")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("missing required field `k` (the query)"),
+            "{err}"
+        );
     }
 }

@@ -129,11 +129,7 @@ impl Formatter for PythonFormatter {
         writer: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
+        separator(writer, first)
     }
 
     fn begin_object_key<W: ?Sized + Write>(
@@ -141,15 +137,20 @@ impl Formatter for PythonFormatter {
         writer: &mut W,
         first: bool,
     ) -> io::Result<()> {
-        if first {
-            Ok(())
-        } else {
-            writer.write_all(b", ")
-        }
+        separator(writer, first)
     }
 
     fn begin_object_value<W: ?Sized + Write>(&mut self, writer: &mut W) -> io::Result<()> {
         writer.write_all(b": ")
+    }
+}
+
+/// Python's item separator, `", "`, before every item but the first.
+fn separator<W: ?Sized + Write>(writer: &mut W, first: bool) -> io::Result<()> {
+    if first {
+        Ok(())
+    } else {
+        writer.write_all(b", ")
     }
 }
 

@@ -5,7 +5,7 @@ use crate::client::{OpenAIClient, PROVIDER};
 use crate::stream::{chat_stream, completion_stream};
 use crate::wire::{
     WireChatCompletion, error_text, message_from_wire, message_to_wire, parse_arguments,
-    sanitize_name, to_strict_json_schema,
+    schema_name, to_strict_json_schema,
 };
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -350,11 +350,7 @@ impl Engine {
         messages: &[ChatMessage],
         schema: &Value,
     ) -> Result<Value> {
-        let name = schema
-            .get("title")
-            .and_then(Value::as_str)
-            .map(sanitize_name)
-            .unwrap_or_else(|| "output".to_owned());
+        let name = schema_name(schema);
         let mut format = Map::new();
         format.insert("name".to_owned(), json!(name));
         if let Some(description) = schema.get("description").and_then(Value::as_str) {
@@ -378,11 +374,7 @@ impl Engine {
         messages: &[ChatMessage],
         schema: &Value,
     ) -> Result<Value> {
-        let name = schema
-            .get("title")
-            .and_then(Value::as_str)
-            .map(sanitize_name)
-            .unwrap_or_else(|| "output".to_owned());
+        let name = schema_name(schema);
         let description = schema
             .get("description")
             .and_then(Value::as_str)

@@ -263,6 +263,16 @@ pub(crate) fn to_strict_json_schema(schema: &Value) -> Value {
     Value::Object(out)
 }
 
+/// The name a JSON schema goes by in a request: its `title`, made a valid
+/// name, or `output`.
+pub(crate) fn schema_name(schema: &serde_json::Value) -> String {
+    schema
+        .get("title")
+        .and_then(serde_json::Value::as_str)
+        .map(sanitize_name)
+        .unwrap_or_else(|| "output".to_owned())
+}
+
 /// OpenAI's name rule for response formats and functions (`^[a-zA-Z0-9_-]{1,64}$`).
 pub(crate) fn sanitize_name(name: &str) -> String {
     let cleaned: String = name

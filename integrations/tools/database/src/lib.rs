@@ -11,7 +11,10 @@
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::schema::{Document, py_repr};
-use ragloom_core::tools::{Tool, ToolMetadata, ToolOutput, ToolSpec};
+use ragloom_core::tools::{
+    SpecFunctions, Tool, ToolArgs, ToolMetadata, ToolSpec, documents_output, spec_function_tools,
+    unknown_function,
+};
 use ragloom_sql::{SQLDatabase, SqlLimits, SqlResult, run_sqlite_script};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -160,124 +163,50 @@ fn documents(result: &SqlResult) -> Vec<Document> {
         .collect()
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Function {
-    LoadData,
-    DescribeTables,
-    ListTables,
-}
-
-/// One of the spec's tools.
-#[derive(Debug)]
-struct DatabaseTool {
-    spec: DatabaseToolSpec,
-    function: Function,
-    metadata: ToolMetadata,
-}
-
-impl DatabaseTool {
-    async fn run(&self, input: &Value) -> Result<ToolOutput> {
-        let name = self.metadata.name.clone();
-        let arg = |key: &str| -> Option<Value> {
-            match input {
-                Value::Object(map) => map.get(key).cloned(),
-                Value::String(s) => Some(Value::String(s.clone())),
-                _ => None,
-            }
-        };
-        match self.function {
-            Function::LoadData => {
-                let Some(Value::String(query)) = arg("query") else {
-                    return Err(Error::InvalidInput(
-                        "missing required field `query` (a string holding one SQL SELECT statement)".into(),
-                    ));
-                };
-                let docs = self.spec.load_data(&query).await?;
-                let content = docs
-                    .iter()
-                    .map(|d| d.get_text())
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                let raw = serde_json::to_value(&docs)?;
-                Ok(ToolOutput::new(name, content, input.clone(), raw))
-            }
-            Function::DescribeTables => {
-                let tables = match arg("tables") {
-                    None | Some(Value::Null) => None,
-                    Some(v) => Some(serde_json::from_value::<Vec<String>>(v).map_err(|e| {
-                        Error::invalid("field `tables` must be a list of table names", e)
-                    })?),
-                };
-                let text = self.spec.describe_tables(tables).await?;
-                Ok(ToolOutput::new(
-                    name,
-                    text.clone(),
-                    input.clone(),
-                    Value::String(text),
-                ))
-            }
-            Function::ListTables => {
-                let tables = self.spec.list_tables().await?;
-                let raw = json!(tables);
-                Ok(ToolOutput::new(name, py_repr(&raw), input.clone(), raw))
-            }
-        }
-    }
-}
-
 #[async_trait]
-impl Tool for DatabaseTool {
-    fn metadata(&self) -> &ToolMetadata {
-        &self.metadata
-    }
-
-    async fn call(&self, input: Value) -> Result<ToolOutput> {
-        match self.run(&input).await {
-            Ok(out) => Ok(out),
-            // Bad SQL, a refused write, an unknown table: the model can fix these.
-            Err(e) => Ok(ToolOutput::error(self.metadata.name.clone(), input, e)),
+impl SpecFunctions for DatabaseToolSpec {
+    async fn call_function(&self, name: &str, args: &ToolArgs<'_>) -> Result<(String, Value)> {
+        // Bad SQL, a refused write, an unknown table: errors the model can fix.
+        match name {
+            "load_data" => {
+                let query = args.text("query", "a string holding one SQL SELECT statement")?;
+                documents_output(&self.load_data(&query).await?)
+            }
+            "describe_tables" => {
+                let text = self.describe_tables(args.opt_strings("tables")?).await?;
+                Ok((text.clone(), Value::String(text)))
+            }
+            "list_tables" => {
+                let raw = json!(self.list_tables().await?);
+                Ok((py_repr(&raw), raw))
+            }
+            other => Err(unknown_function(other)),
         }
     }
 }
 
 impl ToolSpec for DatabaseToolSpec {
     fn spec_functions(&self) -> Vec<String> {
-        vec![
-            "load_data".into(),
-            "describe_tables".into(),
-            "list_tables".into(),
-        ]
+        FUNCTIONS.iter().map(|n| (*n).to_owned()).collect()
     }
 
     fn to_tool_list(&self) -> Vec<Arc<dyn Tool>> {
-        let tool = |function, metadata| -> Arc<dyn Tool> {
-            Arc::new(DatabaseTool {
-                spec: self.clone(),
-                function,
-                metadata,
-            })
-        };
-        vec![
-            tool(
-                Function::LoadData,
-                ToolMetadata::new("load_data", LOAD_DATA_DESCRIPTION).with_fn_schema(json!({
-                    "type": "object",
-                    "properties": {"query": {"type": "string", "description": "One SQL SELECT statement."}},
-                    "required": ["query"],
-                })),
-            ),
-            tool(
-                Function::DescribeTables,
-                ToolMetadata::new("describe_tables", DESCRIBE_TABLES_DESCRIPTION).with_fn_schema(json!({
-                    "type": "object",
-                    "properties": {"tables": {"type": ["array", "null"], "items": {"type": "string"}}},
-                })),
-            ),
-            tool(
-                Function::ListTables,
-                ToolMetadata::new("list_tables", LIST_TABLES_DESCRIPTION)
-                    .with_fn_schema(json!({"type": "object", "properties": {}})),
-            ),
-        ]
+        spec_function_tools(self, &FUNCTIONS, |name| {
+            match name {
+            "load_data" => ToolMetadata::new(name, LOAD_DATA_DESCRIPTION).with_fn_schema(json!({
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": "One SQL SELECT statement."}},
+                "required": ["query"],
+            })),
+            "describe_tables" => ToolMetadata::new(name, DESCRIBE_TABLES_DESCRIPTION).with_fn_schema(json!({
+                "type": "object",
+                "properties": {"tables": {"type": ["array", "null"], "items": {"type": "string"}}},
+            })),
+            _ => ToolMetadata::new(name, LIST_TABLES_DESCRIPTION)
+                .with_fn_schema(json!({"type": "object", "properties": {}})),
+        }
+        })
     }
 }
+
+const FUNCTIONS: [&str; 3] = ["load_data", "describe_tables", "list_tables"];

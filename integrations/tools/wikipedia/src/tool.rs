@@ -4,7 +4,9 @@
 use crate::client::WikipediaClient;
 use async_trait::async_trait;
 use ragloom_core::error::{Error, Result};
-use ragloom_core::tools::{Tool, ToolMetadata, ToolOutput, ToolSpec};
+use ragloom_core::tools::{
+    SpecFunctionTool, SpecFunctions, Tool, ToolArgs, ToolMetadata, ToolSpec, unknown_function,
+};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -59,57 +61,23 @@ impl WikipediaToolSpec {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Function {
-    LoadData,
-    SearchData,
-}
-
-#[derive(Debug)]
-struct WikipediaTool {
-    spec: WikipediaToolSpec,
-    function: Function,
-    metadata: ToolMetadata,
-}
-
-impl WikipediaTool {
-    async fn run(&self, input: &Value) -> Result<String> {
-        let (key, what) = match self.function {
-            Function::LoadData => ("page", "the title of the page to read"),
-            Function::SearchData => ("query", "what to search for"),
-        };
-        let text = match input {
-            Value::String(s) => Some(s.as_str()),
-            Value::Object(map) => map.get(key).and_then(Value::as_str),
-            _ => None,
-        }
-        .ok_or_else(|| Error::InvalidInput(format!("missing required field `{key}` ({what})")))?;
-        let lang = input.get("lang").and_then(Value::as_str).unwrap_or("en");
-        match self.function {
-            Function::LoadData => self.spec.load_data(text, lang).await,
-            Function::SearchData => self.spec.search_data(text, lang).await,
-        }
-    }
-}
-
 #[async_trait]
-impl Tool for WikipediaTool {
-    fn metadata(&self) -> &ToolMetadata {
-        &self.metadata
-    }
-
-    async fn call(&self, input: Value) -> Result<ToolOutput> {
-        let name = self.metadata.name.clone();
-        match self.run(&input).await {
-            Ok(text) => Ok(ToolOutput::new(
-                name,
-                text.clone(),
-                input,
-                Value::String(text),
-            )),
-            // A bad language, a disambiguation page, the API down: the model reads why.
-            Err(e) => Ok(ToolOutput::error(name, input, e)),
-        }
+impl SpecFunctions for WikipediaToolSpec {
+    async fn call_function(&self, name: &str, args: &ToolArgs<'_>) -> Result<(String, Value)> {
+        // A bad language, a disambiguation page, the API down: the model reads why.
+        let lang = args.opt_str("lang")?.unwrap_or_else(|| "en".to_owned());
+        let text = match name {
+            "load_data" => {
+                let page = args.text("page", "the title of the page to read")?;
+                self.load_data(&page, &lang).await?
+            }
+            "search_data" => {
+                let query = args.text("query", "what to search for")?;
+                self.search_data(&query, &lang).await?
+            }
+            other => return Err(unknown_function(other)),
+        };
+        Ok((text.clone(), Value::String(text)))
     }
 }
 
@@ -124,16 +92,10 @@ impl ToolSpec for WikipediaToolSpec {
             "description": "Language of Wikipedia to read. (default: English)",
             "type": "string",
         });
-        let tool = |function, metadata| -> Arc<dyn Tool> {
-            Arc::new(WikipediaTool {
-                spec: self.clone(),
-                function,
-                metadata,
-            })
-        };
+        let tool =
+            |metadata| -> Arc<dyn Tool> { Arc::new(SpecFunctionTool::new(self.clone(), metadata)) };
         vec![
             tool(
-                Function::LoadData,
                 ToolMetadata::new("load_data", LOAD_DATA_DESCRIPTION).with_fn_schema(json!({
                     "type": "object",
                     "properties": {
@@ -144,7 +106,6 @@ impl ToolSpec for WikipediaToolSpec {
                 })),
             ),
             tool(
-                Function::SearchData,
                 ToolMetadata::new("search_data", SEARCH_DATA_DESCRIPTION).with_fn_schema(json!({
                     "type": "object",
                     "properties": {
