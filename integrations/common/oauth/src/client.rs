@@ -196,24 +196,16 @@ impl AuthorizedClient {
     /// Renews the token now unless another call already did since `stale`
     /// was handed out. `false` when nothing can renew it.
     async fn renew_after(&self, stale: &AccessToken) -> Result<bool> {
-        let mut creds = self.credentials.lock().await;
-        if !creds.can_refresh() {
-            return Ok(false);
-        }
-        if creds.access_token.as_ref().map(AccessToken::secret) != Some(stale.secret()) {
-            return Ok(true);
-        }
-        self.refresh(&mut creds).await?;
-        Ok(true)
+        self.renew_detached(Some(stale.secret().clone())).await
     }
 
     /// The token to send, renewed first when it is missing or lapsing.
     async fn token(&self) -> Result<AccessToken> {
-        let mut creds = self.credentials.lock().await;
-        if let Some(token) = creds.usable_token(Utc::now()) {
+        if let Some(token) = self.credentials.lock().await.usable_token(Utc::now()) {
             return Ok(token.clone());
         }
-        self.refresh(&mut creds).await?;
+        self.renew_detached(None).await?;
+        let creds = self.credentials.lock().await;
         creds.access_token.clone().ok_or_else(|| {
             Error::provider(
                 self.provider,
@@ -221,6 +213,33 @@ impl AuthorizedClient {
                 std::io::Error::other("no access token"),
             )
         })
+    }
+
+    /// Renews in a task of its own that finishes and stores what it got even
+    /// when the caller is dropped midway (an agent's tool timeout): a rotated
+    /// refresh token, once issued, is never lost. `stale`: the token the
+    /// service refused (`None`: the token is missing or lapsing).
+    async fn renew_detached(&self, stale: Option<String>) -> Result<bool> {
+        let this = self.clone();
+        let task = tokio::spawn(async move {
+            let mut creds = this.credentials.lock().await;
+            let current = creds.access_token.as_ref().map(|t| t.secret().clone());
+            match &stale {
+                Some(_) if !creds.can_refresh() => return Ok(false),
+                // Another call renewed it since: nothing to do.
+                Some(refused) if current.as_ref() != Some(refused) => return Ok(true),
+                None if creds.usable_token(Utc::now()).is_some() => return Ok(true),
+                _ => {}
+            }
+            this.refresh(&mut creds).await.map(|()| true)
+        });
+        task.await.map_err(|e| {
+            Error::provider(
+                self.provider,
+                "the token refresh stopped",
+                std::io::Error::other(e.to_string()),
+            )
+        })?
     }
 
     /// A refresh-token grant (client id and secret in the body, as Google's

@@ -15,6 +15,8 @@ pub struct ReplayReply {
     pub headers: Vec<(String, String)>,
     /// The JSON body.
     pub body: Value,
+    /// How long the server waits before answering.
+    pub delay: Option<std::time::Duration>,
 }
 
 impl ReplayReply {
@@ -24,7 +26,14 @@ impl ReplayReply {
             status,
             headers: Vec::new(),
             body,
+            delay: None,
         }
+    }
+
+    /// The reply, sent after `delay`.
+    pub fn delayed(mut self, delay: std::time::Duration) -> Self {
+        self.delay = Some(delay);
+        self
     }
 
     /// The reply with a header.
@@ -50,6 +59,9 @@ impl Respond for Next {
                 let mut t = ResponseTemplate::new(reply.status).set_body_json(reply.body);
                 for (name, value) in reply.headers {
                     t = t.insert_header(name.as_str(), value.as_str());
+                }
+                if let Some(delay) = reply.delay {
+                    t = t.set_delay(delay);
                 }
                 t
             }

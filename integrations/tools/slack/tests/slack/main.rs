@@ -422,3 +422,48 @@ async fn a_refused_token_while_reading_is_an_error_not_an_empty_channel() {
         out.content
     );
 }
+
+#[tokio::test]
+async fn a_call_dropped_mid_refresh_still_keeps_the_rotated_token() {
+    let server = ReplayServer::start().await;
+    let creds = OAuthCredentials::refreshable(
+        "1111.2222",
+        Some("app-secret".into()),
+        "xoxe-1-old-refresh",
+        &format!("{}/api/oauth.v2.access", server.uri()),
+    )
+    .unwrap()
+    .with_access_token("xoxe.xoxb-old", None);
+    let slack = client(&server, creds);
+    server.push([
+        ReplayReply::new(200, json!({"ok": false, "error": "token_expired"})),
+        ReplayReply::new(
+            200,
+            json!({"ok": true, "access_token": "xoxe.xoxb-new", "token_type": "bot",
+            "expires_in": 43200, "refresh_token": "xoxe-1-new-refresh"}),
+        )
+        .delayed(std::time::Duration::from_secs(2)),
+    ]);
+    // The caller gives up while Slack is issuing the new tokens.
+    let call = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        slack.api_call("auth.test", &[]),
+    );
+    assert!(call.await.is_err(), "the call should have been cut");
+    assert_eq!(
+        server.requests().await.len(),
+        2,
+        "cut while the refresh was on its way"
+    );
+    // The refresh goes on without its caller.
+    let mut saved = Value::Null;
+    for _ in 0..200 {
+        saved = slack.credentials().await.to_authorized_user_info();
+        if saved["token"] == "xoxe.xoxb-new" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(saved["refresh_token"], "xoxe-1-new-refresh");
+    assert_eq!(saved["token"], "xoxe.xoxb-new");
+}
