@@ -7,25 +7,14 @@
 # sdist unpacked under ~/.cache/ragloom/openapi-spec-validator-0.9.0.
 # Exports RAGLOOM_TEST_OPENAPI_URL and RAGLOOM_TEST_PETSTORE_DIR.
 
+source "$(dirname "${BASH_SOURCE[0]}")/../venv.sh"
+
 ragloom_openapi_setup() {
   local cache="$HOME/.cache/ragloom"
   local venv="$cache/openapi-venv"
-  local fastapi_version="0.165.0"
-  local uvicorn_version="0.55.0"
   local port=18472
   mkdir -p "$cache"
-
-  local check="import sys
-from importlib.metadata import version
-import fastapi, uvicorn
-sys.exit(0 if (version('fastapi'), version('uvicorn')) == ('$fastapi_version', '$uvicorn_version') else 1)"
-  if ! "$venv/bin/python" -c "$check" 2>/dev/null; then
-    echo "openapi: installing fastapi==$fastapi_version and uvicorn==$uvicorn_version into $venv"
-    python3 -m venv "$venv"
-    PIP_CACHE_DIR="$cache/pip" "$venv/bin/pip" install -q --disable-pip-version-check \
-      "fastapi==$fastapi_version" "uvicorn==$uvicorn_version"
-    "$venv/bin/python" -c "$check"
-  fi
+  ragloom_pinned_venv "$venv" openapi "fastapi, uvicorn" fastapi==0.165.0 uvicorn==0.55.0 || return 1
 
   local sdist="$cache/openapi-spec-validator-0.9.0"
   if ! [ -f "$sdist/tests/integration/data/v3.1/petstore.yaml" ]; then

@@ -415,6 +415,13 @@ fn build_example(package: &str, example: &str, extra: &[&str]) -> Result {
     run(&format!("cargo build --example {example}"), build)
 }
 
+/// `cargo build --release` with `args`, the whole command line as the step's name.
+fn release_build(args: &[&str]) -> Result {
+    let mut build = cargo();
+    build.args(["build", "--release"]).args(args);
+    run(&format!("cargo build --release {}", args.join(" ")), build)
+}
+
 /// The home folder (where `.ci/setup` keeps its venvs).
 fn dirs_home() -> PathBuf {
     env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from)
@@ -425,21 +432,14 @@ fn dirs_home() -> PathBuf {
 /// folder `.ci/setup/minilm.sh` unpacks, `RAGLOOM_TEST_MINILM_DIR`) vector
 /// and hybrid retrieval with cl100k and with fitted chunks.
 fn eval_bench() -> Result {
-    let mut build = cargo();
-    build.args([
-        "build",
-        "--release",
+    release_build(&[
         "-p",
         "ragloom-cli",
         "--features",
         "local-models",
         "--bin",
         "ragloom",
-    ]);
-    run(
-        "cargo build --release -p ragloom-cli --features local-models --bin ragloom",
-        build,
-    )?;
+    ])?;
     let mut b = Command::new("python3");
     b.arg(root().join("crates/ragloom-cli/benches/eval_bench.py"))
         .arg("--ragloom")
@@ -474,19 +474,7 @@ fn serve_bench() -> Result {
     let mut hostile = cargo();
     hostile.args(["bench", "-p", "ragloom-server", "--bench", "hostile"]);
     run("hostile", hostile)?;
-    let mut build = cargo();
-    build.args([
-        "build",
-        "--release",
-        "-p",
-        "ragloom-cli",
-        "--features",
-        "local-models",
-    ]);
-    run(
-        "cargo build --release -p ragloom-cli --features local-models",
-        build,
-    )?;
+    release_build(&["-p", "ragloom-cli", "--features", "local-models"])?;
     let corpus = bench_work().join("corpus-2000f-50mb-s42");
     if !bench_work()
         .join("corpus-2000f-50mb-s42.manifest.json")
@@ -549,10 +537,7 @@ fn target_dir() -> PathBuf {
 /// The command line's store against Python LlamaIndex on the benchmark
 /// corpus: whole processes, timed and measured by a script in the repository.
 fn store_bench(large: bool) -> Result {
-    let mut build = cargo();
-    build.args([
-        "build",
-        "--release",
+    release_build(&[
         "-p",
         "ragloom-cli",
         "--features",
@@ -563,11 +548,7 @@ fn store_bench(large: bool) -> Result {
         "ingest_floors",
         "-p",
         "ragloom-qdrant-test-server",
-    ]);
-    run(
-        "cargo build --release -p ragloom-cli --features local-models,qdrant --bin ragloom --example ingest_floors -p ragloom-qdrant-test-server",
-        build,
-    )?;
+    ])?;
     let target = target_dir();
     let python = python_reference()?;
     let mut b = Command::new("python3");

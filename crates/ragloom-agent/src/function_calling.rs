@@ -1,7 +1,8 @@
 //! `FunctionCallingAgentWorker`: agent steps through a model's native tool
 //! calls (any [`Llm`] whose `chat_with_tools` works), the calls of one reply run concurrently.
 
-use super::runner::{AgentRunner, AgentRunnerBuilder};
+use super::agent_builder::{AgentBuilder, worker_builder};
+use super::runner::AgentRunner;
 use super::task::unknown_tool_choice;
 use super::task::{AgentWorker, StepOptions, StepOutput, Task, TaskStep, TaskStepOutput};
 use super::tool_retriever::{ToolRetriever, ToolSource};
@@ -10,8 +11,8 @@ use futures::future::join_all;
 use ragloom_core::chat_engine::AgentChatResponse;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::llms::{ChatMessage, FunctionCallingLlm, Llm, ToolCall, ToolChoice, call_tool};
-use ragloom_core::memory::BaseMemory;
 use ragloom_core::schema::py_repr;
+use ragloom_core::setters;
 use ragloom_core::tools::{Tool, ToolMetadata, ToolOutput};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -52,52 +53,27 @@ pub struct FunctionCallingAgentWorkerBuilder {
 }
 
 impl FunctionCallingAgentWorkerBuilder {
-    /// The tools (not with [`tool_retriever`](Self::tool_retriever)).
-    pub fn tools(mut self, tools: Vec<Arc<dyn Tool>>) -> Self {
-        self.tools = tools;
-        self
-    }
-
-    /// Picks the tools per task from its input instead of a fixed list.
-    pub fn tool_retriever(mut self, retriever: Arc<ToolRetriever>) -> Self {
-        self.tool_retriever = Some(retriever);
-        self
-    }
+    setters!(
+        /// The tools (not with [`tool_retriever`](Self::tool_retriever)).
+        tools => tools: Vec<Arc<dyn Tool>>,
+        /// Picks the tools per task from its input instead of a fixed list.
+        tool_retriever => tool_retriever: Arc<ToolRetriever>,
+        /// Messages sent before the conversation.
+        prefix_messages => prefix_messages: Vec<ChatMessage>,
+        /// Prints each model reply and tool call.
+        verbose => verbose: bool,
+        /// Tool calls a task may make before the model must answer (default 5).
+        max_function_calls => max_function_calls: usize,
+        /// Whether one reply may call several tools (default true); they run concurrently.
+        allow_parallel_tool_calls => allow_parallel_tool_calls: bool,
+        /// Characters of a tool output the model sees (default
+        /// [`DEFAULT_MAX_TOOL_OUTPUT_LEN`](super::DEFAULT_MAX_TOOL_OUTPUT_LEN); `None` for no limit).
+        max_tool_output_len => max_tool_output_len: Option<usize>,
+    );
 
     /// A system message sent first (not with `prefix_messages`).
     pub fn system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
         self.system_prompt = Some(system_prompt.into());
-        self
-    }
-
-    /// Messages sent before the conversation.
-    pub fn prefix_messages(mut self, messages: Vec<ChatMessage>) -> Self {
-        self.prefix_messages = messages;
-        self
-    }
-
-    /// Prints each model reply and tool call.
-    pub fn verbose(mut self, verbose: bool) -> Self {
-        self.verbose = verbose;
-        self
-    }
-
-    /// Tool calls a task may make before the model must answer (default 5).
-    pub fn max_function_calls(mut self, max: usize) -> Self {
-        self.max_function_calls = max;
-        self
-    }
-
-    /// Whether one reply may call several tools (default true); they run concurrently.
-    pub fn allow_parallel_tool_calls(mut self, allow: bool) -> Self {
-        self.allow_parallel_tool_calls = allow;
-        self
-    }
-
-    /// Characters of a tool output the model sees (default
-    /// [`DEFAULT_MAX_TOOL_OUTPUT_LEN`](super::DEFAULT_MAX_TOOL_OUTPUT_LEN); `None` for no limit).
-    pub fn max_tool_output_len(mut self, max: Option<usize>) -> Self {
-        self.max_tool_output_len = max;
         self
     }
 
@@ -300,63 +276,18 @@ impl FunctionCallingAgent {
 
     /// A builder for the worker and runner options.
     pub fn builder(llm: Arc<dyn Llm>) -> FunctionCallingAgentBuilder {
-        FunctionCallingAgentBuilder {
-            worker: FunctionCallingAgentWorker::builder(llm.clone()),
-            runner: AgentRunner::builder().llm(llm),
-        }
+        AgentBuilder::new(FunctionCallingAgentWorker::builder(llm.clone()), llm)
     }
 }
+
+worker_builder!(FunctionCallingAgentWorkerBuilder => FunctionCallingAgentWorker);
 
 /// Options of a function-calling agent: the worker's and the runner's.
-#[derive(Debug)]
-pub struct FunctionCallingAgentBuilder {
-    worker: FunctionCallingAgentWorkerBuilder,
-    runner: AgentRunnerBuilder,
-}
+pub type FunctionCallingAgentBuilder = AgentBuilder<FunctionCallingAgentWorkerBuilder>;
 
 impl FunctionCallingAgentBuilder {
-    /// The tools.
-    pub fn tools(mut self, tools: Vec<Arc<dyn Tool>>) -> Self {
-        self.worker = self.worker.tools(tools);
-        self
-    }
-
-    /// Changes worker options.
-    pub fn worker(
-        mut self,
-        f: impl FnOnce(FunctionCallingAgentWorkerBuilder) -> FunctionCallingAgentWorkerBuilder,
-    ) -> Self {
-        self.worker = f(self.worker);
-        self
-    }
-
-    /// Changes runner options (memory, max_iterations, tool choice, ...).
-    pub fn runner(mut self, f: impl FnOnce(AgentRunnerBuilder) -> AgentRunnerBuilder) -> Self {
-        self.runner = f(self.runner);
-        self
-    }
-
     /// A system message sent first.
-    pub fn system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
-        self.worker = self.worker.system_prompt(system_prompt);
-        self
-    }
-
-    /// The shared memory.
-    pub fn memory(mut self, memory: Arc<dyn BaseMemory>) -> Self {
-        self.runner = self.runner.memory(memory);
-        self
-    }
-
-    /// Prints steps, replies and tool calls.
-    pub fn verbose(mut self, verbose: bool) -> Self {
-        self.worker = self.worker.verbose(verbose);
-        self.runner = self.runner.verbose(verbose);
-        self
-    }
-
-    /// The agent.
-    pub fn build(self) -> Result<AgentRunner> {
-        self.runner.build(Arc::new(self.worker.build()?))
+    pub fn system_prompt(self, system_prompt: impl Into<String>) -> Self {
+        self.worker(|w| w.system_prompt(system_prompt))
     }
 }

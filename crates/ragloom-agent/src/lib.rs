@@ -44,6 +44,7 @@
 
 #![warn(missing_docs)]
 
+mod agent_builder;
 pub mod function_calling;
 mod index_ext;
 pub mod react;
@@ -58,6 +59,7 @@ pub mod workflow;
 /// calling) one [`TaskStep`] at a time. `ChatMode::React`, `OpenAi` and
 /// `Best` chat through these.
 pub mod legacy {
+    pub use super::agent_builder::{AgentBuilder, WorkerBuilder};
     pub use super::function_calling::{
         DEFAULT_MAX_FUNCTION_CALLS, FunctionCallingAgent, FunctionCallingAgentBuilder,
         FunctionCallingAgentWorker, FunctionCallingAgentWorkerBuilder,
@@ -73,6 +75,7 @@ pub mod legacy {
     };
 }
 
+pub use agent_builder::{AgentBuilder, WorkerBuilder};
 pub use function_calling::{
     DEFAULT_MAX_FUNCTION_CALLS, FunctionCallingAgent, FunctionCallingAgentBuilder,
     FunctionCallingAgentWorker, FunctionCallingAgentWorkerBuilder,

@@ -186,6 +186,25 @@ pub(crate) fn update_prompt(prompts: &PromptDictType, key: &str, slot: &mut Base
     }
 }
 
+/// `workers` (at least 1; the doc given) and `show_progress` for a builder
+/// with those fields: the evaluators' batch runner and the dataset generator.
+macro_rules! concurrency_setters {
+    ($workers_doc:literal) => {
+        #[doc = $workers_doc]
+        pub fn workers(mut self, workers: usize) -> Self {
+            self.workers = workers.max(1);
+            self
+        }
+
+        /// Shows a progress bar while it runs (default off).
+        pub fn show_progress(mut self, show: bool) -> Self {
+            self.show_progress = show;
+            self
+        }
+    };
+}
+pub(crate) use concurrency_setters;
+
 /// The builder methods and [`PromptMixin`](ragloom_core::prompts::PromptMixin) of an
 /// evaluator struct with an `eval_template` field, and as listed a
 /// `raise_error` and a `refine_template` field.

@@ -84,17 +84,7 @@ impl BatchEvalRunner {
         }
     }
 
-    /// Evaluations (and queries) in flight at once.
-    pub fn workers(mut self, workers: usize) -> Self {
-        self.workers = workers.max(1);
-        self
-    }
-
-    /// Shows a progress bar while evaluating (default off).
-    pub fn show_progress(mut self, show: bool) -> Self {
-        self.show_progress = show;
-        self
-    }
+    crate::base::concurrency_setters!("Evaluations (and queries) in flight at once (default 2).");
 
     /// Tries per evaluation or query (at least 1) and the shortest wait between
     /// them; waits grow as LlamaIndex's do, to 2.5 times the shortest.

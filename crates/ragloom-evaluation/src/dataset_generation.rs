@@ -159,17 +159,9 @@ impl DatasetGenerator {
         self
     }
 
-    /// Model calls in flight at once (default 4); results keep node order.
-    pub fn workers(mut self, workers: usize) -> Self {
-        self.workers = workers.max(1);
-        self
-    }
-
-    /// Shows a progress bar while generating (default off).
-    pub fn show_progress(mut self, show: bool) -> Self {
-        self.show_progress = show;
-        self
-    }
+    crate::base::concurrency_setters!(
+        "Model calls in flight at once (default 4); results keep node order."
+    );
 
     /// Questions from the first `num` nodes' replies, at most `num` (all when `None`).
     pub async fn generate_questions_from_nodes(&self, num: Option<usize>) -> Result<Vec<String>> {

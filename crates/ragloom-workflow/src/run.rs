@@ -69,6 +69,27 @@ async fn save(wf: &WorkflowInner, snapshot: Option<Checkpoint>) -> Result<()> {
     }
 }
 
+/// Routes what step `step` sent and returned, each event to its target step
+/// or to whichever steps take it; an `InputRequiredEvent` for no one in
+/// particular also goes to the caller's stream.
+fn deliver(
+    shared: &Shared,
+    st: &mut RunState,
+    step: &str,
+    events: impl IntoIterator<Item = (AnyEvent, Option<String>)>,
+) -> Result<()> {
+    for (ev, target) in events {
+        if target.is_none() && ev.is::<InputRequiredEvent>() {
+            shared.send_to_stream(ev.clone());
+        }
+        shared
+            .routes
+            .dispatch(st, ev, target.as_deref())
+            .map_err(|e| Error::Workflow(format!("after step `{step}`: {e}")))?;
+    }
+    Ok(())
+}
+
 /// Takes a finished step run's events into the state; the checkpoint to save.
 fn complete(
     wf: &WorkflowInner,
@@ -99,15 +120,7 @@ fn complete(
             st.waiters.retain(|w| w.work != id);
             let sent = st.pending_sends.remove(&id).unwrap_or_default();
             let returned = events.into_iter().map(|ev| (ev, None));
-            for (ev, target) in sent.into_iter().chain(returned) {
-                if target.is_none() && ev.is::<InputRequiredEvent>() {
-                    shared.send_to_stream(ev.clone());
-                }
-                shared
-                    .routes
-                    .dispatch(&mut st, ev, target.as_deref())
-                    .map_err(|e| Error::Workflow(format!("after step `{step}`: {e}")))?;
-            }
+            deliver(shared, &mut st, &step, sent.into_iter().chain(returned))?;
         }
         // Parked until its event arrives; the waiter is recorded. What it
         // sent goes out now (another step may be the one to answer it); the
@@ -115,15 +128,7 @@ fn complete(
         Err(Error::WaitingForEvent(_)) => {
             let sent = st.pending_sends.remove(&id).unwrap_or_default();
             st.reset_work(id);
-            for (ev, target) in sent {
-                if target.is_none() && ev.is::<InputRequiredEvent>() {
-                    shared.send_to_stream(ev.clone());
-                }
-                shared
-                    .routes
-                    .dispatch(&mut st, ev, target.as_deref())
-                    .map_err(|e| Error::Workflow(format!("after step `{step}`: {e}")))?;
-            }
+            deliver(shared, &mut st, &step, sent)?;
         }
         Err(e) => return Err(Error::Workflow(format!("error in step `{step}`: {e}"))),
     }

@@ -13,6 +13,7 @@ use crate::run::WorkflowInner;
 use crate::state::Checkpoint;
 use crate::step::{StepConfig, StepOutput, StepSpec};
 use ragloom_core::error::{Error, Result};
+use ragloom_core::setters;
 use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
 use std::sync::Arc;
@@ -220,17 +221,12 @@ impl WorkflowBuilder {
         self
     }
 
-    /// The whole run's time limit (default 45 s, as LlamaIndex); `None` for none.
-    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Saves the run's context after each step (see [`Checkpointer`]).
-    pub fn checkpointer(mut self, checkpointer: Arc<dyn Checkpointer>) -> Self {
-        self.checkpointer = Some(checkpointer);
-        self
-    }
+    setters!(
+        /// The whole run's time limit (default 45 s, as LlamaIndex); `None` for none.
+        timeout => timeout: Option<Duration>,
+        /// Saves the run's context after each step (see [`Checkpointer`]).
+        checkpointer => checkpointer: Arc<dyn Checkpointer>,
+    );
 
     /// Checks the steps and builds the workflow. Errors (with LlamaIndex's
     /// messages where it has the check): two steps or two event types with

@@ -263,65 +263,13 @@ pub mod tools_code_interpreter {
     pub use ragloom_tools_code_interpreter::*;
 }
 
-/// The README and every guide under docs/, compiled as doc tests (and run
-/// where they need no service or key), so their code cannot drift from the
-/// API. `RUSTDOCFLAGS='--cfg guide_only --cfg guide="querying"'` tests one alone.
+/// The README and every guide under docs/ with Rust code, compiled as doc
+/// tests (and run where they need no service or key), so their code cannot
+/// drift from the API; build.rs lists them, so a new guide cannot be left
+/// out. `RUSTDOCFLAGS='--cfg guide_only --cfg guide="querying"'` tests one
+/// alone (`mcp` for docs/integrations/mcp.md, `integration-tools` for
+/// docs/integrations/tools.md).
 #[cfg(doctest)]
 mod guides {
-    macro_rules! guide {
-        ($name:ident, $key:literal, $file:literal) => {
-            #[cfg(any(not(guide_only), guide = $key))]
-            #[doc = include_str!(concat!("../../../", $file))]
-            pub struct $name;
-        };
-    }
-    guide!(Readme, "readme", "README.md");
-    guide!(Agents, "agents", "docs/agents.md");
-    guide!(Architecture, "architecture", "docs/architecture.md");
-    guide!(Chat, "chat", "docs/chat.md");
-    guide!(DataModel, "data-model", "docs/data-model.md");
-    guide!(Evaluation, "evaluation", "docs/evaluation.md");
-    guide!(
-        IndexingAndStorage,
-        "indexing-and-storage",
-        "docs/indexing-and-storage.md"
-    );
-    guide!(Ingestion, "ingestion", "docs/ingestion.md");
-    guide!(Loading, "loading", "docs/loading.md");
-    guide!(Parsing, "parsing", "docs/parsing.md");
-    guide!(Postprocessors, "postprocessors", "docs/postprocessors.md");
-    guide!(Querying, "querying", "docs/querying.md");
-    guide!(Retrieval, "retrieval", "docs/retrieval.md");
-    guide!(Server, "server", "docs/server.md");
-    guide!(Starter, "starter", "docs/starter.md");
-    guide!(Storage, "storage", "docs/storage.md");
-    guide!(StructuredData, "structured-data", "docs/structured-data.md");
-    guide!(Tools, "tools", "docs/tools.md");
-    guide!(Workflows, "workflows", "docs/workflows.md");
-    guide!(
-        WritingAnIntegration,
-        "writing-an-integration",
-        "docs/writing-an-integration.md"
-    );
-    guide!(Candle, "candle", "docs/integrations/candle.md");
-    guide!(
-        FileReaders,
-        "file-readers",
-        "docs/integrations/file-readers.md"
-    );
-    guide!(
-        HuggingFace,
-        "huggingface",
-        "docs/integrations/huggingface.md"
-    );
-    guide!(Mcp, "mcp", "docs/integrations/mcp.md");
-    guide!(Ollama, "ollama", "docs/integrations/ollama.md");
-    guide!(OpenAi, "openai", "docs/integrations/openai.md");
-    guide!(Postgres, "postgres", "docs/integrations/postgres.md");
-    guide!(Qdrant, "qdrant", "docs/integrations/qdrant.md");
-    guide!(
-        IntegrationTools,
-        "integration-tools",
-        "docs/integrations/tools.md"
-    );
+    include!(concat!(env!("OUT_DIR"), "/guides.rs"));
 }

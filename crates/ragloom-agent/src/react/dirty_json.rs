@@ -7,6 +7,7 @@
 //! the first value (ignored). Rejected as dirtyjson rejects them: Python
 //! literals (`True`, `None`), doubled commas, bare keys with other characters.
 
+use ragloom_core::output_parsers::utils::json_escape;
 use serde_json::{Map, Number, Value};
 
 /// Parses the first value in `text` leniently; `Err` says where it failed.
@@ -165,44 +166,14 @@ impl Parser {
                 out.push(c);
                 continue;
             }
-            let Some(e) = self.peek() else {
+            if self.peek().is_none() {
                 return self.err("unterminated string");
-            };
-            self.pos += 1;
-            match e {
-                'n' => out.push('\n'),
-                't' => out.push('\t'),
-                'r' => out.push('\r'),
-                'b' => out.push('\u{8}'),
-                'f' => out.push('\u{c}'),
-                'u' => {
-                    let code = self.hex4()?;
-                    if (0xD800..0xDC00).contains(&code)
-                        && self.peek() == Some('\\')
-                        && self.chars.get(self.pos + 1) == Some(&'u')
-                    {
-                        self.pos += 2;
-                        let low = self.hex4()?;
-                        let combined =
-                            0x10000 + ((code - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF);
-                        out.push(char::from_u32(combined).unwrap_or('\u{FFFD}'));
-                    } else {
-                        out.push(char::from_u32(code).unwrap_or('\u{FFFD}'));
-                    }
-                }
-                other => out.push(other),
+            }
+            match json_escape(&self.chars, &mut self.pos, true) {
+                Ok(c) => out.push(c),
+                Err(_) => return self.err("bad \\u escape"),
             }
         }
-    }
-
-    fn hex4(&mut self) -> Result<u32, String> {
-        let end = self.pos + 4;
-        if end > self.chars.len() {
-            return self.err("bad \\u escape");
-        }
-        let digits: String = self.chars[self.pos..end].iter().collect();
-        self.pos = end;
-        u32::from_str_radix(&digits, 16).or_else(|_| self.err("bad \\u escape"))
     }
 
     fn number(&mut self) -> Result<Value, String> {

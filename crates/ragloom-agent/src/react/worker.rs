@@ -14,6 +14,7 @@ use ragloom_core::error::{Error, Result};
 use ragloom_core::llms::{ChatMessage, ChatResponseStream, Llm};
 use ragloom_core::memory::BaseMemory;
 use ragloom_core::schema::py_strip;
+use ragloom_core::setters;
 use ragloom_core::tools::{Tool, ToolOutput};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -52,23 +53,19 @@ pub struct ReActAgentWorkerBuilder {
 }
 
 impl ReActAgentWorkerBuilder {
-    /// The tools (not with [`tool_retriever`](Self::tool_retriever)).
-    pub fn tools(mut self, tools: Vec<Arc<dyn Tool>>) -> Self {
-        self.tools = tools;
-        self
-    }
-
-    /// Picks the tools per task from its input instead of a fixed list.
-    pub fn tool_retriever(mut self, retriever: Arc<ToolRetriever>) -> Self {
-        self.tool_retriever = Some(retriever);
-        self
-    }
-
-    /// Replaces the chat formatter (system header, context, observation role).
-    pub fn react_chat_formatter(mut self, formatter: ReActChatFormatter) -> Self {
-        self.formatter = formatter;
-        self
-    }
+    setters!(
+        /// The tools (not with [`tool_retriever`](Self::tool_retriever)).
+        tools => tools: Vec<Arc<dyn Tool>>,
+        /// Picks the tools per task from its input instead of a fixed list.
+        tool_retriever => tool_retriever: Arc<ToolRetriever>,
+        /// Replaces the chat formatter (system header, context, observation role).
+        react_chat_formatter => formatter: ReActChatFormatter,
+        /// Prints each reasoning step.
+        verbose => verbose: bool,
+        /// Characters of a tool output the model sees (default
+        /// [`DEFAULT_MAX_TOOL_OUTPUT_LEN`]; `None` for no limit).
+        max_tool_output_len => max_tool_output_len: Option<usize>,
+    );
 
     /// Context for the system header (LlamaIndex's `context`).
     pub fn context(mut self, context: impl Into<String>) -> Self {
@@ -77,19 +74,6 @@ impl ReActAgentWorkerBuilder {
             Some(context.into()),
             self.formatter.observation_role,
         );
-        self
-    }
-
-    /// Prints each reasoning step.
-    pub fn verbose(mut self, verbose: bool) -> Self {
-        self.verbose = verbose;
-        self
-    }
-
-    /// Characters of a tool output the model sees (default
-    /// [`DEFAULT_MAX_TOOL_OUTPUT_LEN`]; `None` for no limit).
-    pub fn max_tool_output_len(mut self, max: Option<usize>) -> Self {
-        self.max_tool_output_len = max;
         self
     }
 

@@ -291,17 +291,7 @@ impl OnDemandLoaderTool {
         self.metadata.fn_schema = schema;
     }
 
-    /// Sets the name.
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.metadata.name = name.into();
-        self
-    }
-
-    /// Sets the description.
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.metadata.description = description.into();
-        self
-    }
+    ragloom_core::tool_metadata_setters!();
 
     /// Replaces the argument schema (LlamaIndex's `fn_schema=`).
     pub fn with_fn_schema(mut self, fn_schema: Value) -> Self {

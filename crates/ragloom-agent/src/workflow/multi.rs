@@ -13,6 +13,7 @@ use futures::stream::BoxStream;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::llms::{ChatMessage, Llm};
 use ragloom_core::memory::BaseMemory;
+use ragloom_core::setters;
 use ragloom_core::tools::Tool;
 use ragloom_workflow::{
     AnyEvent, Checkpoint, Checkpointer, Context, StartEvent, Workflow, WorkflowHandler,
@@ -104,12 +105,17 @@ impl AgentWorkflowBuilder {
         self
     }
 
-    /// The run's state when it starts, shown to the model with the state
-    /// prompt and readable by tools through [`tool_context`](super::tool_context).
-    pub fn initial_state(mut self, state: Map<String, Value>) -> Self {
-        self.initial_state = state;
-        self
-    }
+    setters!(
+        /// The run's state when it starts, shown to the model with the state
+        /// prompt and readable by tools through [`tool_context`](super::tool_context).
+        initial_state => initial_state: Map<String, Value>,
+        /// What a run does at its iteration limit (default: fail).
+        early_stopping_method => early_stopping_method: EarlyStoppingMethod,
+        /// A time limit for each run (default: none, as LlamaIndex's agents).
+        timeout => timeout: Option<Duration>,
+        /// Checkpoints each run after every step, so it can be resumed.
+        checkpointer => checkpointer: Arc<dyn Checkpointer>,
+    );
 
     /// The handoff tool's description; must contain `{agent_info}`.
     pub fn handoff_prompt(mut self, prompt: impl Into<String>) -> Self {
@@ -148,24 +154,6 @@ impl AgentWorkflowBuilder {
         f: impl Fn(&[ChatMessage]) -> Result<Map<String, Value>> + Send + Sync + 'static,
     ) -> Self {
         self.structured_output_fn = Some(Arc::new(f));
-        self
-    }
-
-    /// What a run does at its iteration limit (default: fail).
-    pub fn early_stopping_method(mut self, method: EarlyStoppingMethod) -> Self {
-        self.early_stopping_method = method;
-        self
-    }
-
-    /// A time limit for each run (default: none, as LlamaIndex's agents).
-    pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Checkpoints each run after every step, so it can be resumed.
-    pub fn checkpointer(mut self, checkpointer: Arc<dyn Checkpointer>) -> Self {
-        self.checkpointer = Some(checkpointer);
         self
     }
 

@@ -46,6 +46,20 @@ pub(crate) struct Engine {
     pub(crate) early_stopping_method: EarlyStoppingMethod,
 }
 
+/// Registers each `method(Event)` of the engine as the step `method` taking
+/// `Event` (`.await` for the async ones), each run on a clone of the engine.
+macro_rules! engine_steps {
+    ($builder:expr, $engine:expr, { $($method:ident($ev:ty) $(.$aw:tt)?),+ $(,)? }) => {
+        $builder$(.step(stringify!($method), {
+            let engine = $engine.clone();
+            move |ev: $ev, ctx: Context| {
+                let e = engine.clone();
+                async move { e.$method(ev, ctx)$(.$aw)? }
+            }
+        }))+
+    };
+}
+
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentWorkflow")
@@ -61,48 +75,17 @@ impl Engine {
         timeout: Option<Duration>,
         checkpointer: Option<Arc<dyn Checkpointer>>,
     ) -> Result<Workflow> {
-        let (e1, e2, e3, e4, e5, e6) = (
-            self.clone(),
-            self.clone(),
-            self.clone(),
-            self.clone(),
-            self.clone(),
-            self.clone(),
-        );
-        let mut builder = Workflow::builder("AgentWorkflow")
-            .timeout(timeout)
-            .step("init_run", move |ev: StartEvent, ctx: Context| {
-                let e = e1.clone();
-                async move { e.init_run(ev, ctx).await }
-            })
-            .step("setup_agent", move |ev: AgentInput, ctx: Context| {
-                let e = e2.clone();
-                async move { e.setup_agent(ev, ctx) }
-            })
-            .step("run_agent_step", move |ev: AgentSetup, ctx: Context| {
-                let e = e3.clone();
-                async move { e.run_agent_step(ev, ctx).await }
-            })
-            .step(
-                "parse_agent_output",
-                move |ev: AgentOutput, ctx: Context| {
-                    let e = e4.clone();
-                    async move { e.parse_agent_output(ev, ctx).await }
-                },
-            )
-            .step("call_tool", move |ev: ToolCall, ctx: Context| {
-                let e = e5.clone();
-                async move { e.call_tool(ev, ctx).await }
-            })
-            .step(
-                "aggregate_tool_results",
-                move |ev: ToolCallResult, ctx: Context| {
-                    let e = e6.clone();
-                    async move { e.aggregate_tool_results(ev, ctx).await }
-                },
-            )
-            .event::<AgentStream>()
-            .event::<AgentStreamStructuredOutput>();
+        let builder = Workflow::builder("AgentWorkflow").timeout(timeout);
+        let mut builder = engine_steps!(builder, self, {
+            init_run(StartEvent).await,
+            setup_agent(AgentInput),
+            run_agent_step(AgentSetup).await,
+            parse_agent_output(AgentOutput).await,
+            call_tool(ToolCall).await,
+            aggregate_tool_results(ToolCallResult).await,
+        })
+        .event::<AgentStream>()
+        .event::<AgentStreamStructuredOutput>();
         if let Some(c) = checkpointer {
             builder = builder.checkpointer(c);
         }

@@ -5,10 +5,9 @@ use crate::embeddings::Embedding;
 use crate::error::{Error, Result};
 use crate::llms::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, CompletionResponseStream,
-    Llm, LlmMetadata, MessageRole, ToolCall, ToolChoice,
+    Llm, LlmMetadata, MessageRole, ToolCall, ToolChatRequest,
 };
 use crate::tokenizer::{Tokenizer, default_tokenizer};
-use crate::tools::ToolMetadata;
 use async_trait::async_trait;
 use futures::stream::{Stream, StreamExt};
 use serde_json::{Value, json};
@@ -437,33 +436,17 @@ impl Llm for TokenCountingLlm {
         .boxed())
     }
 
-    async fn chat_with_tools(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[ToolMetadata],
-        tool_choice: &ToolChoice,
-    ) -> Result<ChatResponse> {
+    async fn tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponse> {
         self.handler.check_budget()?;
-        let response = self
-            .llm
-            .chat_with_tools(messages, tools, tool_choice)
-            .await?;
-        self.handler.count_chat(messages, &response)?;
+        let response = self.llm.tool_chat(request).await?;
+        self.handler.count_chat(request.messages, &response)?;
         Ok(response)
     }
 
-    async fn stream_chat_with_tools(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[ToolMetadata],
-        tool_choice: &ToolChoice,
-    ) -> Result<ChatResponseStream> {
+    async fn stream_tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponseStream> {
         self.handler.check_budget()?;
-        let stream = self
-            .llm
-            .stream_chat_with_tools(messages, tools, tool_choice)
-            .await?;
-        Ok(self.chat_stream(messages, stream))
+        let stream = self.llm.stream_tool_chat(request).await?;
+        Ok(self.chat_stream(request.messages, stream))
     }
 
     /// Counted as a chat whose answer is the JSON value's text.

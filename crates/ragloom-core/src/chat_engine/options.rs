@@ -88,14 +88,7 @@ macro_rules! chat_engine_option_setters {
         }
     };
     (@node_postprocessor) => {
-        /// Adds a postprocessor for retrieved nodes; they run in the order added.
-        pub fn node_postprocessor(
-            mut self,
-            postprocessor: std::sync::Arc<dyn $crate::postprocessor::NodePostprocessor>,
-        ) -> Self {
-            self.options.node_postprocessors.push(postprocessor);
-            self
-        }
+        $crate::postprocessor::node_postprocessor_setter!();
     };
 }
 pub(crate) use chat_engine_option_setters;

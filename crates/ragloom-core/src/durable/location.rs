@@ -89,14 +89,22 @@ pub trait IndexLocation: Send + Sync + fmt::Debug {
     fn label(&self) -> String;
     /// Takes the source's writer lock, waiting (calling `on_wait` once when
     /// it must) or with `no_wait` failing with
-    /// [`IndexError::WriterBusy`](super::IndexError::WriterBusy).
+    /// [`IndexError::WriterBusy`](super::IndexError::WriterBusy). Default:
+    /// the lock file of the source's local folder, which keeps apart the
+    /// writers of one machine only (as for the embedded store and Qdrant,
+    /// whose writers of one source must run on one machine). A store that
+    /// writers on several machines share overrides it with a lock of its
+    /// own, as PostgreSQL takes an advisory lock in the database.
     async fn lock_writer(
         &self,
         dir: &IndexDir,
         key: &str,
         no_wait: bool,
         on_wait: &(dyn Fn() + Send + Sync),
-    ) -> Result<WriterGuard>;
+    ) -> Result<WriterGuard> {
+        let _ = key;
+        Ok(WriterGuard::new(dir.lock_file(no_wait, on_wait).await?))
+    }
     /// The live build, `None` if nothing was synced yet. With
     /// `rebuild_missing`, a live build whose data vanished is `None` (a
     /// sync rebuilds it), else [`IndexError::Damaged`](super::IndexError::Damaged).

@@ -32,6 +32,7 @@ mod llamaindex;
 mod location;
 mod manifest;
 mod settings;
+mod shared_store;
 mod source;
 mod status;
 mod sync;
@@ -55,6 +56,9 @@ pub use manifest::{
 pub use settings::{
     BuildSettings, CHUNK_TOKENIZER_MODEL, ChunkFit, ChunkTokenizerSource, Chunking,
     DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, EmbedModel, no_model,
+};
+pub use shared_store::{
+    check_manifest_source, drop_builds, embedded_vectors, live_entry, live_if_named, own_build_name,
 };
 pub use source::{Source, SourceKind};
 pub use status::IndexStatus;

@@ -13,6 +13,7 @@ pub use mock::MockEmbedding;
 pub use similarity::{SimilarityMode, similarity, try_similarity};
 
 use crate::error::{Error, Result};
+use crate::schema::{MetadataMode, Node, QueryBundle};
 use async_trait::async_trait;
 use tracing::Instrument;
 
@@ -86,4 +87,54 @@ pub async fn embed_in_batches(
     }
     .instrument(span)
     .await
+}
+
+/// Embeds the nodes that have no embedding yet (their text as the model
+/// sees it, `MetadataMode::Embed`), in the model's batches.
+pub async fn embed_missing(
+    model: &dyn Embedding,
+    nodes: &mut [Node],
+    show_progress: bool,
+) -> Result<()> {
+    let missing: Vec<usize> = (0..nodes.len())
+        .filter(|&i| nodes[i].embedding.is_none())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let texts: Vec<String> = missing
+        .iter()
+        .map(|&i| nodes[i].get_content(MetadataMode::Embed))
+        .collect();
+    let span = tracing::info_span!("embedding", model = model.model_name(), texts = texts.len());
+    let vectors = embed_in_batches(model, &texts, show_progress)
+        .instrument(span)
+        .await?;
+    for (i, v) in missing.into_iter().zip(vectors) {
+        nodes[i].embedding = Some(v);
+    }
+    Ok(())
+}
+
+/// The query's own embedding, else the mean of its embedding strings'
+/// embeddings (LlamaIndex `get_agg_embedding_from_queries`).
+pub async fn query_embedding(model: &dyn Embedding, query: &QueryBundle) -> Result<Vec<f32>> {
+    if let Some(e) = &query.embedding {
+        return Ok(e.clone());
+    }
+    let strs = query.embedding_strs();
+    let mut sum: Vec<f32> = Vec::new();
+    for s in &strs {
+        let e = model.embed_query(s).await?;
+        if sum.is_empty() {
+            sum = e;
+        } else if sum.len() == e.len() {
+            sum.iter_mut().zip(&e).for_each(|(a, b)| *a += b);
+        } else {
+            return Err(Error::Other("query embeddings of different lengths".into()));
+        }
+    }
+    let n = strs.len().max(1) as f32;
+    sum.iter_mut().for_each(|x| *x /= n);
+    Ok(sum)
 }

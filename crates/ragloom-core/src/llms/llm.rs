@@ -53,26 +53,43 @@ pub trait Llm: Send + Sync + std::fmt::Debug {
     }
 
     /// Native tool calling in the provider's wire format: the answer's
-    /// message carries the tool calls. Default: [`Error::Unsupported`] naming the model.
+    /// message carries the tool calls. Providers implement
+    /// [`tool_chat`](Self::tool_chat), which this calls, and leave this as
+    /// it is (wrappers such as the token counter call `tool_chat`).
     async fn chat_with_tools(
         &self,
         messages: &[ChatMessage],
         tools: &[ToolMetadata],
         tool_choice: &ToolChoice,
     ) -> Result<ChatResponse> {
-        let _ = (messages, tools, tool_choice);
-        Err(no_tool_calling(&self.metadata()))
+        self.tool_chat(ToolChatRequest::new(messages, tools, tool_choice))
+            .await
     }
 
     /// Streams [`Llm::chat_with_tools`]; the tool calls are complete on the
-    /// last item. Default: one item holding all of `chat_with_tools`' answer.
+    /// last item. Providers implement [`stream_tool_chat`](Self::stream_tool_chat).
     async fn stream_chat_with_tools(
         &self,
         messages: &[ChatMessage],
         tools: &[ToolMetadata],
         tool_choice: &ToolChoice,
     ) -> Result<ChatResponseStream> {
-        let response = self.chat_with_tools(messages, tools, tool_choice).await?;
+        self.stream_tool_chat(ToolChatRequest::new(messages, tools, tool_choice))
+            .await
+    }
+
+    /// The provider's side of [`chat_with_tools`](Self::chat_with_tools): one
+    /// request value, so options added to it later reach every provider
+    /// without a change of signature. Default: [`Error::Unsupported`] naming the model.
+    async fn tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponse> {
+        let _ = request;
+        Err(no_tool_calling(&self.metadata()))
+    }
+
+    /// The provider's side of [`stream_chat_with_tools`](Self::stream_chat_with_tools).
+    /// Default: one item holding all of [`tool_chat`](Self::tool_chat)'s answer.
+    async fn stream_tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponseStream> {
+        let response = self.tool_chat(request).await?;
         Ok(single_chat_item(response))
     }
 
@@ -94,6 +111,35 @@ fn no_tool_calling(metadata: &LlmMetadata) -> Error {
          model or a ReAct agent",
         metadata.model_name
     ))
+}
+
+/// A chat turn that offers tools: what a provider's [`Llm::tool_chat`]
+/// receives. Options added later arrive as fields (hence `non_exhaustive`:
+/// build one with [`ToolChatRequest::new`]).
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct ToolChatRequest<'a> {
+    /// The conversation so far.
+    pub messages: &'a [ChatMessage],
+    /// The tools the model may call.
+    pub tools: &'a [ToolMetadata],
+    /// Whether the model must call a tool, and which.
+    pub tool_choice: &'a ToolChoice,
+}
+
+impl<'a> ToolChatRequest<'a> {
+    /// A request offering `tools` after `messages`, under `tool_choice`.
+    pub fn new(
+        messages: &'a [ChatMessage],
+        tools: &'a [ToolMetadata],
+        tool_choice: &'a ToolChoice,
+    ) -> Self {
+        Self {
+            messages,
+            tools,
+            tool_choice,
+        }
+    }
 }
 
 /// One stream item holding a whole chat answer, its delta the full text.
@@ -127,6 +173,7 @@ macro_rules! forward_llm {
             ) -> Result<CompletionResponseStream> {
                 (**self).stream_complete(prompt, formatted).await
             }
+            // Both forms go through, so a model that overrides either works behind a pointer.
             async fn chat_with_tools(
                 &self,
                 messages: &[ChatMessage],
@@ -142,6 +189,15 @@ macro_rules! forward_llm {
                 tool_choice: &ToolChoice,
             ) -> Result<ChatResponseStream> {
                 (**self).stream_chat_with_tools(messages, tools, tool_choice).await
+            }
+            async fn tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponse> {
+                (**self).tool_chat(request).await
+            }
+            async fn stream_tool_chat(
+                &self,
+                request: ToolChatRequest<'_>,
+            ) -> Result<ChatResponseStream> {
+                (**self).stream_tool_chat(request).await
             }
             async fn structured_chat(&self, messages: &[ChatMessage], schema: &Value) -> Result<Value> {
                 (**self).structured_chat(messages, schema).await
@@ -235,17 +291,23 @@ pub fn stream_chat_response_to_completion_response(
 pub fn stream_chat_response_to_tokens(
     stream: ChatResponseStream,
 ) -> BoxStream<'static, Result<String>> {
-    stream
-        .map(|item| item.map(|r| r.delta.unwrap_or_default()))
-        .boxed()
+    deltas(stream, |r| r.delta)
 }
 
 /// The text deltas of a completion stream (LlamaIndex's `stream_completion_response_to_tokens`).
-pub fn stream_completion_response_to_tokens(
-    stream: CompletionResponseStream,
-) -> BoxStream<'static, Result<String>> {
+pub fn stream_completion_response_to_tokens(stream: CompletionResponseStream) -> TokenStream {
+    deltas(stream, |r| r.delta)
+}
+
+type TokenStream = BoxStream<'static, Result<String>>;
+
+/// Each item's delta (empty when it has none), errors passed on.
+fn deltas<T: Send + 'static>(
+    stream: BoxStream<'static, Result<T>>,
+    delta: fn(T) -> Option<String>,
+) -> TokenStream {
     stream
-        .map(|item| item.map(|r| r.delta.unwrap_or_default()))
+        .map(move |item| item.map(|r| delta(r).unwrap_or_default()))
         .boxed()
 }
 

@@ -1,7 +1,9 @@
 //! `MockLlm`: a model for tests and offline runs that echoes its prompt as
 //! LlamaIndex's `MockLLM` does, or plays scripted replies, and records every request.
 
-use super::llm::{Llm, messages_to_prompt, messages_with_schema_instructions, parse_json_reply};
+use super::llm::{
+    Llm, ToolChatRequest, messages_to_prompt, messages_with_schema_instructions, parse_json_reply,
+};
 use super::types::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, CompletionResponseStream,
     LlmMetadata, MessageRole, ToolCall, ToolChoice,
@@ -493,23 +495,15 @@ impl Llm for MockLlm {
         Ok(stream_text(&self.complete_reply(prompt)?))
     }
 
-    async fn chat_with_tools(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[ToolMetadata],
-        tool_choice: &ToolChoice,
-    ) -> Result<ChatResponse> {
-        let message = self.tools_request(messages, tools, tool_choice, false)?;
+    async fn tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponse> {
+        let message =
+            self.tools_request(request.messages, request.tools, request.tool_choice, false)?;
         Ok(ChatResponse::new(message))
     }
 
-    async fn stream_chat_with_tools(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[ToolMetadata],
-        tool_choice: &ToolChoice,
-    ) -> Result<ChatResponseStream> {
-        let message = self.tools_request(messages, tools, tool_choice, true)?;
+    async fn stream_tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponseStream> {
+        let message =
+            self.tools_request(request.messages, request.tools, request.tool_choice, true)?;
         Ok(stream_message(message))
     }
 

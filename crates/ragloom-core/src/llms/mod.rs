@@ -36,11 +36,12 @@ pub use function_calling::{
     parse_partial_json,
 };
 pub use llm::{
-    Llm, chat_response_to_completion_response, completion_response_to_chat_response,
-    default_completion_to_prompt, json_schema_instructions, messages_to_history_str,
-    messages_to_prompt, messages_with_schema_instructions, parse_json_reply, prompt_to_messages,
-    stream_chat_response_to_completion_response, stream_chat_response_to_tokens,
-    stream_completion_response_to_chat_response, stream_completion_response_to_tokens,
+    Llm, ToolChatRequest, chat_response_to_completion_response,
+    completion_response_to_chat_response, default_completion_to_prompt, json_schema_instructions,
+    messages_to_history_str, messages_to_prompt, messages_with_schema_instructions,
+    parse_json_reply, prompt_to_messages, stream_chat_response_to_completion_response,
+    stream_chat_response_to_tokens, stream_completion_response_to_chat_response,
+    stream_completion_response_to_tokens,
 };
 pub use mock::{MockLlm, MockRequest, MockRequestKind, WhenExhausted, split_into_word_deltas};
 pub use predict::{predict, stream_predict};

@@ -194,6 +194,23 @@ impl ChatMemoryBuffer {
 /// as LlamaIndex scans them.
 const LINEAR_SCAN_MAX: usize = 16;
 
+/// The next window LlamaIndex tries after the last `count` messages: one
+/// message fewer, then fewer still while it would open on an assistant or
+/// tool message, down to 1.
+fn smaller_window(history: &[ChatMessage], mut count: usize) -> usize {
+    let n = history.len();
+    count -= 1;
+    while count > 1
+        && matches!(
+            history[n - count].role,
+            MessageRole::Assistant | MessageRole::Tool
+        )
+    {
+        count -= 1;
+    }
+    count
+}
+
 /// The window sizes LlamaIndex tries, largest first: the whole history, then
 /// one message fewer each time, skipping sizes whose window would open on an
 /// assistant or tool message (an answer without its question), down to 1.
@@ -202,15 +219,7 @@ fn window_sizes(history: &[ChatMessage]) -> Vec<usize> {
     let mut sizes = vec![n];
     let mut count = n;
     while count > 1 {
-        count -= 1;
-        while count > 1
-            && matches!(
-                history[n - count].role,
-                MessageRole::Assistant | MessageRole::Tool
-            )
-        {
-            count -= 1;
-        }
+        count = smaller_window(history, count);
         sizes.push(count);
     }
     sizes
@@ -342,15 +351,7 @@ mod tests {
         let mut count = n;
         let mut tokens = m.token_count(history) + initial;
         while tokens > m.token_limit && count > 1 {
-            count -= 1;
-            while count > 1
-                && matches!(
-                    history[n - count].role,
-                    MessageRole::Assistant | MessageRole::Tool
-                )
-            {
-                count -= 1;
-            }
+            count = smaller_window(history, count);
             tokens = m.token_count(&history[n - count..]) + initial;
         }
         let start = if tokens > m.token_limit || count == 0 {

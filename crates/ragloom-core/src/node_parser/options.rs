@@ -4,7 +4,7 @@
 use super::IdFunc;
 use super::TextSplitter;
 use super::node_utils::{parse_nodes_metadata_aware, postprocess_parsed_nodes};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::schema::Node;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -99,6 +99,54 @@ impl fmt::Debug for NodeParserOptions {
     }
 }
 
+/// The chunk size and overlap checks LlamaIndex's text splitters make at
+/// construction, with its messages.
+pub(crate) fn check_chunk_sizes(chunk_size: usize, chunk_overlap: usize) -> Result<()> {
+    if chunk_overlap > chunk_size {
+        return Err(Error::InvalidInput(format!(
+            "Got a larger chunk overlap ({chunk_overlap}) than chunk size ({chunk_size}), should be smaller."
+        )));
+    }
+    if chunk_size == 0 {
+        return Err(Error::InvalidInput(
+            "chunk_size must be greater than 0".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `chunk_size`, `chunk_overlap` and `separator`, the settings every text
+/// splitter that counts tokens shares, and `build`, which checks them with
+/// the splitter's `validate`.
+macro_rules! text_splitter_setters {
+    () => {
+        /// Sets the chunk size in tokens.
+        pub fn chunk_size(mut self, chunk_size: usize) -> Self {
+            self.chunk_size = chunk_size;
+            self
+        }
+
+        /// Sets the overlap in tokens.
+        pub fn chunk_overlap(mut self, chunk_overlap: usize) -> Self {
+            self.chunk_overlap = chunk_overlap;
+            self
+        }
+
+        /// Sets the word separator.
+        pub fn separator(mut self, separator: impl Into<String>) -> Self {
+            self.separator = separator.into();
+            self
+        }
+
+        /// Checks the configuration, returning the splitter if it is usable.
+        pub fn build(self) -> $crate::Result<Self> {
+            self.validate()?;
+            Ok(self)
+        }
+    };
+}
+pub(crate) use text_splitter_setters;
+
 /// The setters of [`NodeParserOptions`] on a parser with an `options`
 /// field, written once for every parser's builder.
 macro_rules! node_parser_options_setters {
@@ -129,6 +177,20 @@ pub(crate) use node_parser_options_setters;
 /// parser's own fields, given as `|parser| json!({...})`), and a transform
 /// that parses.
 macro_rules! node_parser_component {
+    // A text splitter whose nodes are split with room for their metadata:
+    // its `NodeParser` too, checking the configuration first.
+    (metadata_aware $ty:ty, $class:literal, |$parser:ident| $fields:expr) => {
+        impl $crate::node_parser::NodeParser for $ty {
+            fn get_nodes_from_documents(
+                &self,
+                documents: &[$crate::schema::Node],
+            ) -> $crate::Result<Vec<$crate::schema::Node>> {
+                self.validate()?;
+                self.options.parse_metadata_aware(self, documents)
+            }
+        }
+        $crate::node_parser::options::node_parser_component!($ty, $class, |$parser| $fields);
+    };
     ($ty:ty, $class:literal, |$parser:ident| $fields:expr) => {
         #[async_trait::async_trait]
         impl $crate::transform::TransformComponent for $ty {

@@ -96,26 +96,8 @@ fn is_re_space(c: char) -> bool {
 fn is_non_word(c: char) -> bool {
     matches!(
         c,
-        ')' | '"'
-            | ';'
-            | '}'
-            | ']'
-            | '*'
-            | ':'
-            | '@'
-            | '\''
-            | '('
-            | '{'
-            | '['
-            | '\u{2018}'
-            | '\u{2019}'
-            | '\u{201c}'
-            | '\u{201d}'
-            | '\u{ab}'
-            | '\u{bb}'
-            | '?'
-            | '!'
-    )
+        ')' | '"' | ';' | '}' | ']' | '*' | ':' | '@' | '\'' | '(' | '{' | '[' | '?' | '!'
+    ) || is_curly_quote(c)
 }
 
 /// Characters Punkt's `_re_word_start` refuses at the start of a word.
@@ -142,18 +124,14 @@ fn is_excluded_word_start(c: char) -> bool {
 
 /// Closing punctuation `re_boundary_realignment` moves onto the sentence before.
 fn is_closing(c: char) -> bool {
+    matches!(c, '"' | '\'' | ')' | ']' | '}') || is_curly_quote(c)
+}
+
+/// The typographic quotes (single, double, guillemets) both sets above hold.
+fn is_curly_quote(c: char) -> bool {
     matches!(
         c,
-        '"' | '\''
-            | ')'
-            | ']'
-            | '}'
-            | '\u{2018}'
-            | '\u{2019}'
-            | '\u{201c}'
-            | '\u{201d}'
-            | '\u{ab}'
-            | '\u{bb}'
+        '\u{2018}' | '\u{2019}' | '\u{201c}' | '\u{201d}' | '\u{ab}' | '\u{bb}'
     )
 }
 

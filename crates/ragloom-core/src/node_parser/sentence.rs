@@ -5,13 +5,16 @@
 //! characters) until every piece fits the chunk size in tokens, then pieces
 //! are merged greedily into chunks that overlap by up to `chunk_overlap`.
 
-use super::options::{NodeParserOptions, node_parser_component, node_parser_options_setters};
+use super::options::{
+    NodeParserOptions, check_chunk_sizes, node_parser_component, node_parser_options_setters,
+    text_splitter_setters,
+};
 use super::text_utils::{
     char_pieces, default_chunking_pieces, keep_separator_pieces, sentence_pieces,
 };
-use super::{DEFAULT_CHUNK_SIZE, NodeParser, TextSplitter};
+use super::{DEFAULT_CHUNK_SIZE, TextSplitter};
 use crate::error::{Error, Result};
-use crate::schema::{Node, py_strip};
+use crate::schema::py_strip;
 use crate::tokenizer::{Tokenizer, default_tokenizer};
 use regex::Regex;
 use serde_json::json;
@@ -128,23 +131,7 @@ impl SentenceSplitter {
         }
     }
 
-    /// Sets the chunk size in tokens.
-    pub fn chunk_size(mut self, chunk_size: usize) -> Self {
-        self.chunk_size = chunk_size;
-        self
-    }
-
-    /// Sets the overlap in tokens.
-    pub fn chunk_overlap(mut self, chunk_overlap: usize) -> Self {
-        self.chunk_overlap = chunk_overlap;
-        self
-    }
-
-    /// Sets the word separator.
-    pub fn separator(mut self, separator: impl Into<String>) -> Self {
-        self.separator = separator.into();
-        self
-    }
+    text_splitter_setters!();
 
     /// Sets the paragraph separator.
     pub fn paragraph_separator(mut self, paragraph_separator: impl Into<String>) -> Self {
@@ -181,25 +168,9 @@ impl SentenceSplitter {
         self
     }
 
-    /// Checks the configuration, returning the splitter if it is usable.
-    pub fn build(self) -> Result<Self> {
-        self.validate()?;
-        Ok(self)
-    }
-
     /// The configuration errors LlamaIndex raises at construction.
     pub fn validate(&self) -> Result<()> {
-        if self.chunk_overlap > self.chunk_size {
-            return Err(Error::InvalidInput(format!(
-                "Got a larger chunk overlap ({}) than chunk size ({}), should be smaller.",
-                self.chunk_overlap, self.chunk_size
-            )));
-        }
-        if self.chunk_size == 0 {
-            return Err(Error::InvalidInput(
-                "chunk_size must be greater than 0".into(),
-            ));
-        }
+        check_chunk_sizes(self.chunk_size, self.chunk_overlap)?;
         if self.separator.is_empty() {
             return Err(Error::InvalidInput("separator must not be empty".into()));
         }
@@ -564,14 +535,7 @@ impl TextSplitter for SentenceSplitter {
     }
 }
 
-impl NodeParser for SentenceSplitter {
-    fn get_nodes_from_documents(&self, documents: &[Node]) -> Result<Vec<Node>> {
-        self.validate()?;
-        self.options.parse_metadata_aware(self, documents)
-    }
-}
-
-node_parser_component!(SentenceSplitter, "SentenceSplitter", |p| json!({
+node_parser_component!(metadata_aware SentenceSplitter, "SentenceSplitter", |p| json!({
     "chunk_size": p.chunk_size,
     "chunk_overlap": p.chunk_overlap,
     "separator": p.separator,

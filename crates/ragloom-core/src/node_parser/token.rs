@@ -5,12 +5,15 @@
 //! characters) until pieces fit, and pieces are packed into chunks that
 //! start with up to `chunk_overlap` tokens of the previous chunk.
 
-use super::options::{NodeParserOptions, node_parser_component, node_parser_options_setters};
+use super::options::{
+    NodeParserOptions, check_chunk_sizes, node_parser_component, node_parser_options_setters,
+    text_splitter_setters,
+};
 use super::sentence::effective_chunk_size;
 use super::text_utils::{char_pieces, keep_separator_pieces};
-use super::{DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, NodeParser, TextSplitter};
+use super::{DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE, TextSplitter};
 use crate::error::{Error, Result};
-use crate::schema::{Node, py_strip};
+use crate::schema::py_strip;
 use crate::tokenizer::{Tokenizer, default_tokenizer};
 use serde_json::json;
 use std::collections::VecDeque;
@@ -75,23 +78,7 @@ impl TokenTextSplitter {
         }
     }
 
-    /// Sets the chunk size in tokens.
-    pub fn chunk_size(mut self, chunk_size: usize) -> Self {
-        self.chunk_size = chunk_size;
-        self
-    }
-
-    /// Sets the overlap in tokens.
-    pub fn chunk_overlap(mut self, chunk_overlap: usize) -> Self {
-        self.chunk_overlap = chunk_overlap;
-        self
-    }
-
-    /// Sets the word separator.
-    pub fn separator(mut self, separator: impl Into<String>) -> Self {
-        self.separator = separator.into();
-        self
-    }
+    text_splitter_setters!();
 
     /// Sets the backup separators.
     pub fn backup_separators<S: Into<String>>(
@@ -116,25 +103,9 @@ impl TokenTextSplitter {
         self
     }
 
-    /// Checks the configuration, returning the splitter if it is usable.
-    pub fn build(self) -> Result<Self> {
-        self.validate()?;
-        Ok(self)
-    }
-
     /// The configuration errors LlamaIndex raises at construction.
     pub fn validate(&self) -> Result<()> {
-        if self.chunk_overlap > self.chunk_size {
-            return Err(Error::InvalidInput(format!(
-                "Got a larger chunk overlap ({}) than chunk size ({}), should be smaller.",
-                self.chunk_overlap, self.chunk_size
-            )));
-        }
-        if self.chunk_size == 0 {
-            return Err(Error::InvalidInput(
-                "chunk_size must be greater than 0".into(),
-            ));
-        }
+        check_chunk_sizes(self.chunk_size, self.chunk_overlap)?;
         if self.separator.is_empty() || self.backup_separators.iter().any(String::is_empty) {
             return Err(Error::InvalidInput(
                 "separator and backup_separators must not be empty".into(),
@@ -284,14 +255,7 @@ impl TextSplitter for TokenTextSplitter {
     }
 }
 
-impl NodeParser for TokenTextSplitter {
-    fn get_nodes_from_documents(&self, documents: &[Node]) -> Result<Vec<Node>> {
-        self.validate()?;
-        self.options.parse_metadata_aware(self, documents)
-    }
-}
-
-node_parser_component!(TokenTextSplitter, "TokenTextSplitter", |p| json!({
+node_parser_component!(metadata_aware TokenTextSplitter, "TokenTextSplitter", |p| json!({
     "chunk_size": p.chunk_size,
     "chunk_overlap": p.chunk_overlap,
     "separator": p.separator,

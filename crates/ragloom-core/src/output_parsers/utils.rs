@@ -54,6 +54,61 @@ pub(crate) fn parse_candidate(candidate: &str) -> Option<Value> {
         .or_else(|| parse_relaxed_json(candidate).ok())
 }
 
+/// The character of the JSON escape whose letter is `chars[*pos]` (the
+/// character after a backslash), moving `pos` past the escape: `\n`, `\t`,
+/// `\r`, `\b`, `\f`, `\uXXXX` (a surrogate pair joined; a lone surrogate
+/// becomes U+FFFD) and any other character as itself. A `\u` not followed
+/// by four hex digits is an error quoting them; with `signed_hex` a leading
+/// `+` counts among the four, as Python's `int(.., 16)` in the `dirtyjson`
+/// package reads them.
+pub fn json_escape(
+    chars: &[char],
+    pos: &mut usize,
+    signed_hex: bool,
+) -> std::result::Result<char, String> {
+    let Some(&e) = chars.get(*pos) else {
+        return Err("a string ends in a backslash".to_owned());
+    };
+    *pos += 1;
+    Ok(match e {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        'u' => {
+            let high = hex4(chars, pos, signed_hex)?;
+            let code = if (0xD800..0xDC00).contains(&high)
+                && chars.get(*pos) == Some(&'\\')
+                && chars.get(*pos + 1) == Some(&'u')
+            {
+                *pos += 2;
+                let low = hex4(chars, pos, signed_hex)?;
+                0x10000 + ((high - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF)
+            } else {
+                high
+            };
+            char::from_u32(code).unwrap_or('\u{FFFD}')
+        }
+        other => other,
+    })
+}
+
+fn hex4(chars: &[char], pos: &mut usize, signed: bool) -> std::result::Result<u32, String> {
+    let digits: String = chars.iter().skip(*pos).take(4).collect();
+    let unsigned = digits
+        .strip_prefix('+')
+        .filter(|_| signed)
+        .unwrap_or(&digits);
+    if digits.chars().count() != 4 || !unsigned.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(format!("bad \\u escape {digits:?}"));
+    }
+    let code =
+        u32::from_str_radix(&digits, 16).map_err(|_| format!("bad \\u escape {digits:?}"))?;
+    *pos += 4;
+    Ok(code)
+}
+
 /// Parses JSON as models often write it, where LlamaIndex falls back to
 /// `yaml.safe_load`: unquoted keys (`{choice: 1}`), single-quoted strings,
 /// trailing commas, unquoted scalar values, Python's `True`/`False`/`None`.
@@ -205,48 +260,15 @@ impl Relaxed {
             match c {
                 '"' => return Ok(out),
                 '\\' => {
-                    let Some(e) = self.peek() else { break };
-                    self.pos += 1;
-                    match e {
-                        'n' => out.push('\n'),
-                        't' => out.push('\t'),
-                        'r' => out.push('\r'),
-                        'b' => out.push('\u{8}'),
-                        'f' => out.push('\u{c}'),
-                        'u' => out.push(self.unicode_escape()?),
-                        other => out.push(other),
+                    if self.peek().is_none() {
+                        break;
                     }
+                    out.push(json_escape(&self.chars, &mut self.pos, false)?);
                 }
                 other => out.push(other),
             }
         }
         Err("a string is not closed".to_owned())
-    }
-
-    fn hex4(&mut self) -> std::result::Result<u32, String> {
-        let digits: String = self.chars.iter().skip(self.pos).take(4).collect();
-        if digits.chars().count() != 4 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(format!("bad \\u escape {digits:?}"));
-        }
-        let code =
-            u32::from_str_radix(&digits, 16).map_err(|_| format!("bad \\u escape {digits:?}"))?;
-        self.pos += 4;
-        Ok(code)
-    }
-
-    fn unicode_escape(&mut self) -> std::result::Result<char, String> {
-        let high = self.hex4()?;
-        let code = if (0xD800..0xDC00).contains(&high)
-            && self.chars.get(self.pos) == Some(&'\\')
-            && self.chars.get(self.pos + 1) == Some(&'u')
-        {
-            self.pos += 2;
-            let low = self.hex4()?;
-            0x10000 + ((high - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF)
-        } else {
-            high
-        };
-        Ok(char::from_u32(code).unwrap_or('\u{FFFD}'))
     }
 
     /// A YAML single-quoted string: `''` stands for one quote, no other escapes.
@@ -311,6 +333,29 @@ fn scalar(text: &str) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn escape(text: &str, signed_hex: bool) -> std::result::Result<char, String> {
+        let chars: Vec<char> = text.chars().collect();
+        let mut pos = 0;
+        let c = json_escape(&chars, &mut pos, signed_hex)?;
+        assert_eq!(pos, chars.len(), "{text:?} read to its end");
+        Ok(c)
+    }
+
+    #[test]
+    fn json_escapes_decode_as_python_reads_them() {
+        assert_eq!(escape("n", false), Ok('\n'));
+        assert_eq!(escape("q", false), Ok('q'));
+        assert_eq!(escape("u00e9", false), Ok('é'));
+        assert_eq!(escape("ud83d\\ude00", false), Ok('😀'));
+        assert_eq!(escape("ud83d", false), Ok('\u{FFFD}'));
+        // dirtyjson's int(.., 16) takes a sign; the strict reader does not.
+        assert_eq!(escape("u+041", true), Ok('A'));
+        assert!(escape("u+041", false).unwrap_err().contains("+041"));
+        assert!(escape("u++41", true).is_err());
+        assert!(escape("u12", false).is_err());
+        assert!(escape("", false).is_err());
+    }
 
     #[test]
     fn marshal_takes_the_outermost_span() {

@@ -71,3 +71,19 @@ pub async fn retrieve_and_postprocess(
     .instrument(span)
     .await
 }
+
+/// The `node_postprocessor` setter of a builder whose `options` field holds
+/// `node_postprocessors` (the chat and query engine builders).
+macro_rules! node_postprocessor_setter {
+    () => {
+        /// Adds a postprocessor for the retrieved nodes; they run in the order added.
+        pub fn node_postprocessor(
+            mut self,
+            postprocessor: std::sync::Arc<dyn $crate::postprocessor::NodePostprocessor>,
+        ) -> Self {
+            self.options.node_postprocessors.push(postprocessor);
+            self
+        }
+    };
+}
+pub(crate) use node_postprocessor_setter;

@@ -77,14 +77,7 @@ impl PromptTemplate {
     /// Formats with the partial variables plus `vars`; a variable without a
     /// value is an error naming it.
     pub fn format(&self, vars: &[(&str, &str)]) -> Result<String> {
-        let mut all: BTreeMap<&str, &str> = self
-            .kwargs
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        for (k, v) in vars {
-            all.insert(self.map_var(k), v);
-        }
+        let all = filled_vars(&self.kwargs, vars, |k| self.map_var(k));
         format_named(&self.template, &|name| all.get(name).copied())
     }
 
@@ -92,6 +85,23 @@ impl PromptTemplate {
     pub fn format_messages(&self, vars: &[(&str, &str)]) -> Result<Vec<ChatMessage>> {
         Ok(vec![ChatMessage::user(self.format(vars)?)])
     }
+}
+
+/// The partial variables, then `vars` over them, each name of `vars`
+/// through `map_name` (a template's variable mappings).
+fn filled_vars<'a>(
+    partial: &'a BTreeMap<String, String>,
+    vars: &[(&'a str, &'a str)],
+    map_name: impl Fn(&'a str) -> &'a str,
+) -> BTreeMap<&'a str, &'a str> {
+    let mut all: BTreeMap<&str, &str> = partial
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    for (k, v) in vars {
+        all.insert(map_name(k), v);
+    }
+    all
 }
 
 impl From<&str> for PromptTemplate {
@@ -145,14 +155,7 @@ impl ChatPromptTemplate {
 
     /// Formats every message; a message's unknown variables are an error.
     pub fn format_messages(&self, vars: &[(&str, &str)]) -> Result<Vec<ChatMessage>> {
-        let mut all: BTreeMap<&str, &str> = self
-            .kwargs
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        for (k, v) in vars {
-            all.insert(k, v);
-        }
+        let all = filled_vars(&self.kwargs, vars, |k| k);
         self.message_templates
             .iter()
             .map(|(role, t)| {

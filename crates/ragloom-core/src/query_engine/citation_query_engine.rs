@@ -2,16 +2,17 @@
 //! chunks and the LLM is asked to cite them as `[N]` (LlamaIndex's citation prompts).
 
 use super::QueryEngine;
-use crate::error::{Error, Result};
-use crate::llms::Llm;
+use super::options::{QueryEngineOptions, query_engine_option_setters};
+use crate::error::Result;
 use crate::node_parser::{SentenceSplitter, TextSplitter};
 use crate::postprocessor::{NodePostprocessor, retrieve_and_postprocess};
 use crate::prompts::{BasePromptTemplate, PromptDictType, PromptTemplate};
-use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
+use crate::response_synthesizers::Synthesizer;
 use crate::retrievers::Retriever;
 use crate::schema::{
     MetadataMode, NodeKind, NodeWithScore, QueryBundle, Response, StreamingResponse,
 };
+use crate::utils::setters;
 use async_trait::async_trait;
 use std::sync::Arc;
 use tracing::Instrument;
@@ -57,19 +58,17 @@ pub struct CitationQueryEngine {
     metadata_mode: MetadataMode,
 }
 
-/// Options of a [`CitationQueryEngine`] (LlamaIndex `CitationQueryEngine.from_args`).
+/// Options of a [`CitationQueryEngine`] (LlamaIndex `CitationQueryEngine.from_args`);
+/// its node postprocessors run before the nodes are numbered.
 #[derive(Debug)]
 pub struct CitationQueryEngineBuilder {
     retriever: Arc<dyn Retriever>,
-    llm: Option<Arc<dyn Llm>>,
-    response_synthesizer: Option<Arc<dyn Synthesizer>>,
-    response_mode: ResponseMode,
+    options: QueryEngineOptions,
     citation_qa_template: BasePromptTemplate,
     citation_refine_template: BasePromptTemplate,
     citation_chunk_size: usize,
     citation_chunk_overlap: usize,
     text_splitter: Option<Arc<dyn TextSplitter>>,
-    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
     metadata_mode: MetadataMode,
 }
 
@@ -78,15 +77,12 @@ impl CitationQueryEngine {
     pub fn builder(retriever: Arc<dyn Retriever>) -> CitationQueryEngineBuilder {
         CitationQueryEngineBuilder {
             retriever,
-            llm: None,
-            response_synthesizer: None,
-            response_mode: ResponseMode::Compact,
+            options: QueryEngineOptions::default(),
             citation_qa_template: citation_qa_prompt(),
             citation_refine_template: citation_refine_prompt(),
             citation_chunk_size: DEFAULT_CITATION_CHUNK_SIZE,
             citation_chunk_overlap: DEFAULT_CITATION_CHUNK_OVERLAP,
             text_splitter: None,
-            node_postprocessors: Vec::new(),
             metadata_mode: MetadataMode::None,
         }
     }
@@ -94,6 +90,13 @@ impl CitationQueryEngine {
     /// The retriever.
     pub fn retriever(&self) -> &Arc<dyn Retriever> {
         &self.retriever
+    }
+
+    /// The synthesizer answering from the numbered sources (with
+    /// [`create_citation_nodes`](Self::create_citation_nodes), for answers
+    /// that also list other sources).
+    pub fn response_synthesizer(&self) -> &Arc<dyn Synthesizer> {
+        &self.response_synthesizer
     }
 
     /// The numbered citation nodes made from `nodes` (LlamaIndex `_create_citation_nodes`).
@@ -120,19 +123,6 @@ impl CitationQueryEngine {
     /// Retrieves and postprocesses the nodes for `query` (not yet numbered).
     pub async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
         retrieve_and_postprocess(self.retriever.as_ref(), &self.node_postprocessors, query).await
-    }
-
-    /// Numbers `nodes` into citation sources and answers `query` from them.
-    pub async fn synthesize(
-        &self,
-        query: &QueryBundle,
-        nodes: Vec<NodeWithScore>,
-        additional_source_nodes: Vec<NodeWithScore>,
-    ) -> Result<Response> {
-        let nodes = self.create_citation_nodes(&nodes)?;
-        self.response_synthesizer
-            .synthesize(query, nodes, additional_source_nodes)
-            .await
     }
 }
 
@@ -168,13 +158,12 @@ impl QueryEngine for CitationQueryEngine {
         CitationQueryEngine::retrieve(self, query).await
     }
 
-    async fn synthesize(
-        &self,
-        query: &QueryBundle,
-        nodes: Vec<NodeWithScore>,
-        additional_source_nodes: Vec<NodeWithScore>,
-    ) -> Result<Response> {
-        CitationQueryEngine::synthesize(self, query, nodes, additional_source_nodes).await
+    /// Numbers `nodes` into citation sources and answers `query` from them.
+    async fn synthesize(&self, query: &QueryBundle, nodes: Vec<NodeWithScore>) -> Result<Response> {
+        let nodes = self.create_citation_nodes(&nodes)?;
+        self.response_synthesizer
+            .synthesize(query, nodes, Vec::new())
+            .await
     }
 }
 
@@ -182,71 +171,28 @@ impl QueryEngine for CitationQueryEngine {
 crate::prompts::delegate_prompts!(CitationQueryEngine { "response_synthesizer" => response_synthesizer });
 
 impl CitationQueryEngineBuilder {
-    /// The LLM the default synthesizer uses.
-    pub fn llm(mut self, llm: Arc<dyn Llm>) -> Self {
-        self.llm = Some(llm);
-        self
-    }
+    query_engine_option_setters!(response_synthesizer);
 
-    /// A synthesizer to use as it is (the citation prompts are not set on it).
-    pub fn response_synthesizer(mut self, synthesizer: Arc<dyn Synthesizer>) -> Self {
-        self.response_synthesizer = Some(synthesizer);
-        self
-    }
-
-    /// The response mode of the default synthesizer (default `Compact`).
-    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
-        self.response_mode = mode;
-        self
-    }
-
-    /// Replaces the citation QA prompt (`citation_qa_template`).
-    pub fn citation_qa_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.citation_qa_template = t.into();
-        self
-    }
-
-    /// Replaces the citation refine prompt (`citation_refine_template`).
-    pub fn citation_refine_template(mut self, t: impl Into<BasePromptTemplate>) -> Self {
-        self.citation_refine_template = t.into();
-        self
-    }
-
-    /// Tokens per citation chunk (default 512).
-    pub fn citation_chunk_size(mut self, size: usize) -> Self {
-        self.citation_chunk_size = size;
-        self
-    }
-
-    /// Tokens shared by neighbouring citation chunks (default 20).
-    pub fn citation_chunk_overlap(mut self, overlap: usize) -> Self {
-        self.citation_chunk_overlap = overlap;
-        self
-    }
-
-    /// A splitter to use instead of a `SentenceSplitter` at the citation chunk size.
-    pub fn text_splitter(mut self, splitter: Arc<dyn TextSplitter>) -> Self {
-        self.text_splitter = Some(splitter);
-        self
-    }
-
-    /// Adds a postprocessor; they run in the order added, before numbering.
-    pub fn node_postprocessor(mut self, p: Arc<dyn NodePostprocessor>) -> Self {
-        self.node_postprocessors.push(p);
-        self
-    }
-
-    /// How metadata is rendered into the text that is split (default `None`).
-    pub fn metadata_mode(mut self, mode: MetadataMode) -> Self {
-        self.metadata_mode = mode;
-        self
-    }
+    setters!(
+        /// Replaces the citation QA prompt (`citation_qa_template`).
+        citation_qa_template => citation_qa_template: impl Into<BasePromptTemplate>,
+        /// Replaces the citation refine prompt (`citation_refine_template`).
+        citation_refine_template => citation_refine_template: impl Into<BasePromptTemplate>,
+        /// Tokens per citation chunk (default 512).
+        citation_chunk_size => citation_chunk_size: usize,
+        /// Tokens shared by neighbouring citation chunks (default 20).
+        citation_chunk_overlap => citation_chunk_overlap: usize,
+        /// A splitter to use instead of a `SentenceSplitter` at the citation chunk size.
+        text_splitter => text_splitter: Arc<dyn TextSplitter>,
+        /// How metadata is rendered into the text that is split (default `None`).
+        metadata_mode => metadata_mode: MetadataMode,
+    );
 
     /// Builds the engine. Without a synthesizer an LLM is required; the
     /// default synthesizer gets the citation prompts as its `text_qa_template`
     /// and `refine_template`. A chunk overlap not smaller than the chunk size
     /// is refused, naming both.
-    pub fn build(self) -> Result<CitationQueryEngine> {
+    pub fn build(mut self) -> Result<CitationQueryEngine> {
         let text_splitter: Arc<dyn TextSplitter> = match self.text_splitter {
             Some(s) => s,
             None => Arc::new(
@@ -256,32 +202,20 @@ impl CitationQueryEngineBuilder {
                     .build()?,
             ),
         };
-        let response_synthesizer = match (self.response_synthesizer, self.llm) {
-            (Some(s), _) => s,
-            (None, Some(llm)) => {
-                let mut synth = get_response_synthesizer(llm, self.response_mode)?;
-                let prompts = PromptDictType::from([
-                    ("text_qa_template".to_owned(), self.citation_qa_template),
-                    ("refine_template".to_owned(), self.citation_refine_template),
-                ]);
-                Arc::get_mut(&mut synth)
-                    .ok_or_else(|| {
-                        Error::Other("a new synthesizer is unexpectedly shared".to_owned())
-                    })?
-                    .update_prompts(&prompts)?;
-                synth
-            }
-            (None, None) => {
-                return Err(Error::InvalidInput(
-                    "a citation query engine needs an LLM or a synthesizer".to_owned(),
-                ));
-            }
-        };
+        // A synthesizer given is used as it is: the citation prompts go only
+        // to the default one.
+        let prompts = PromptDictType::from([
+            ("text_qa_template".to_owned(), self.citation_qa_template),
+            ("refine_template".to_owned(), self.citation_refine_template),
+        ]);
+        let response_synthesizer = self
+            .options
+            .take_synthesizer("a citation query engine", prompts)?;
         Ok(CitationQueryEngine {
             retriever: self.retriever,
             response_synthesizer,
             text_splitter,
-            node_postprocessors: self.node_postprocessors,
+            node_postprocessors: self.options.node_postprocessors,
             metadata_mode: self.metadata_mode,
         })
     }

@@ -4,6 +4,7 @@
 pub mod answer;
 mod citation_query_engine;
 mod index_ext;
+mod options;
 pub mod passage;
 mod recursive_retriever;
 mod retriever_query_engine;
@@ -56,16 +57,12 @@ pub trait QueryEngine: Send + Sync + std::fmt::Debug {
         ))
     }
 
-    /// Answers `query` from given nodes; the response's sources are `nodes`
-    /// then `additional_source_nodes` (LlamaIndex `BaseQueryEngine.synthesize`).
+    /// Answers `query` from given nodes, which are the response's sources
+    /// (LlamaIndex `BaseQueryEngine.synthesize`; sources beyond the nodes
+    /// go through [`Synthesizer::synthesize`](crate::response_synthesizers::Synthesizer::synthesize)).
     /// Default: unsupported.
-    async fn synthesize(
-        &self,
-        query: &QueryBundle,
-        nodes: Vec<NodeWithScore>,
-        additional_source_nodes: Vec<NodeWithScore>,
-    ) -> Result<Response> {
-        let _ = (query, nodes, additional_source_nodes);
+    async fn synthesize(&self, query: &QueryBundle, nodes: Vec<NodeWithScore>) -> Result<Response> {
+        let _ = (query, nodes);
         Err(Error::Unsupported(
             "this query engine does not synthesize from given nodes".into(),
         ))

@@ -2,11 +2,11 @@
 //! usable alone, with tracing spans around each.
 
 use super::QueryEngine;
+use super::options::{QueryEngineOptions, query_engine_option_setters};
 use crate::error::Result;
 use crate::indices::VectorIndexRetriever;
-use crate::llms::Llm;
 use crate::postprocessor::{NodePostprocessor, retrieve_and_postprocess};
-use crate::response_synthesizers::{ResponseMode, Synthesizer, get_response_synthesizer};
+use crate::response_synthesizers::Synthesizer;
 use crate::retrievers::Retriever;
 use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
 use crate::vector_stores::{MetadataFilters, VectorStoreQueryMode};
@@ -37,25 +37,13 @@ impl RetrieverQueryEngine {
     pub fn builder(retriever: Arc<dyn Retriever>) -> RetrieverQueryEngineBuilder {
         RetrieverQueryEngineBuilder {
             retriever,
-            llm: None,
-            synthesizer: None,
-            response_mode: ResponseMode::Compact,
-            node_postprocessors: Vec::new(),
+            options: QueryEngineOptions::default(),
         }
     }
 
     /// Retrieves and postprocesses nodes for `query`.
     pub async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
         retrieve_and_postprocess(self.retriever.as_ref(), &self.node_postprocessors, query).await
-    }
-
-    /// Synthesizes an answer to `query` from `nodes`.
-    pub async fn synthesize(
-        &self,
-        query: &QueryBundle,
-        nodes: Vec<NodeWithScore>,
-    ) -> Result<Response> {
-        self.synthesizer.synthesize(query, nodes, Vec::new()).await
     }
 
     /// The retriever.
@@ -100,15 +88,8 @@ impl QueryEngine for RetrieverQueryEngine {
         RetrieverQueryEngine::retrieve(self, query).await
     }
 
-    async fn synthesize(
-        &self,
-        query: &QueryBundle,
-        nodes: Vec<NodeWithScore>,
-        additional_source_nodes: Vec<NodeWithScore>,
-    ) -> Result<Response> {
-        self.synthesizer
-            .synthesize(query, nodes, additional_source_nodes)
-            .await
+    async fn synthesize(&self, query: &QueryBundle, nodes: Vec<NodeWithScore>) -> Result<Response> {
+        self.synthesizer.synthesize(query, nodes, Vec::new()).await
     }
 }
 
@@ -116,52 +97,21 @@ impl QueryEngine for RetrieverQueryEngine {
 #[derive(Debug)]
 pub struct RetrieverQueryEngineBuilder {
     retriever: Arc<dyn Retriever>,
-    llm: Option<Arc<dyn Llm>>,
-    synthesizer: Option<Arc<dyn Synthesizer>>,
-    response_mode: ResponseMode,
-    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+    options: QueryEngineOptions,
 }
 
 impl RetrieverQueryEngineBuilder {
-    /// The LLM the default synthesizer uses.
-    pub fn llm(mut self, llm: Arc<dyn Llm>) -> Self {
-        self.llm = Some(llm);
-        self
-    }
-
-    /// A synthesizer to use instead of one built from `llm` and `response_mode`.
-    pub fn synthesizer(mut self, s: Arc<dyn Synthesizer>) -> Self {
-        self.synthesizer = Some(s);
-        self
-    }
-
-    /// The response mode (default `Compact`).
-    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
-        self.response_mode = mode;
-        self
-    }
-
-    /// Adds a postprocessor; they run in the order added.
-    pub fn node_postprocessor(mut self, p: Arc<dyn NodePostprocessor>) -> Self {
-        self.node_postprocessors.push(p);
-        self
-    }
+    query_engine_option_setters!(synthesizer);
 
     /// Builds the engine. Without a synthesizer an LLM is required.
-    pub fn build(self) -> Result<RetrieverQueryEngine> {
-        let synthesizer = match (self.synthesizer, self.llm) {
-            (Some(s), _) => s,
-            (None, Some(llm)) => get_response_synthesizer(llm, self.response_mode)?,
-            (None, None) => {
-                return Err(crate::Error::InvalidInput(
-                    "a query engine needs an LLM or a synthesizer".into(),
-                ));
-            }
-        };
+    pub fn build(mut self) -> Result<RetrieverQueryEngine> {
+        let synthesizer = self
+            .options
+            .take_synthesizer("a query engine", Default::default())?;
         Ok(RetrieverQueryEngine {
             retriever: self.retriever,
             synthesizer,
-            node_postprocessors: self.node_postprocessors,
+            node_postprocessors: self.options.node_postprocessors,
         })
     }
 }
@@ -171,10 +121,7 @@ impl RetrieverQueryEngineBuilder {
 #[derive(Debug)]
 pub struct IndexQueryEngineBuilder {
     retriever: VectorIndexRetriever,
-    llm: Option<Arc<dyn Llm>>,
-    synthesizer: Option<Arc<dyn Synthesizer>>,
-    response_mode: ResponseMode,
-    node_postprocessors: Vec<Arc<dyn NodePostprocessor>>,
+    options: QueryEngineOptions,
 }
 
 impl IndexQueryEngineBuilder {
@@ -182,15 +129,10 @@ impl IndexQueryEngineBuilder {
     pub(super) fn new(retriever: VectorIndexRetriever) -> Self {
         Self {
             retriever,
-            llm: None,
-            synthesizer: None,
-            response_mode: ResponseMode::Compact,
-            node_postprocessors: Vec::new(),
+            options: QueryEngineOptions::default(),
         }
     }
-}
 
-impl IndexQueryEngineBuilder {
     /// How many nodes to retrieve (default 2).
     pub fn similarity_top_k(mut self, k: usize) -> Self {
         self.retriever = self.retriever.similarity_top_k(k);
@@ -218,38 +160,13 @@ impl IndexQueryEngineBuilder {
         self
     }
 
-    /// The LLM the default synthesizer uses.
-    pub fn llm(mut self, llm: Arc<dyn Llm>) -> Self {
-        self.llm = Some(llm);
-        self
-    }
-
-    /// The response mode (default `Compact`).
-    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
-        self.response_mode = mode;
-        self
-    }
-
-    /// A synthesizer to use instead of one built from `llm` and `response_mode`.
-    pub fn synthesizer(mut self, s: Arc<dyn Synthesizer>) -> Self {
-        self.synthesizer = Some(s);
-        self
-    }
-
-    /// Adds a postprocessor; they run in the order added.
-    pub fn node_postprocessor(mut self, p: Arc<dyn NodePostprocessor>) -> Self {
-        self.node_postprocessors.push(p);
-        self
-    }
+    query_engine_option_setters!(synthesizer);
 
     /// Builds the engine. Without a synthesizer an LLM is required.
     pub fn build(self) -> Result<RetrieverQueryEngine> {
         RetrieverQueryEngineBuilder {
             retriever: Arc::new(self.retriever),
-            llm: self.llm,
-            synthesizer: self.synthesizer,
-            response_mode: self.response_mode,
-            node_postprocessors: self.node_postprocessors,
+            options: self.options,
         }
         .build()
     }

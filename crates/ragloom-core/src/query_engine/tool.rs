@@ -48,23 +48,7 @@ impl QueryEngineTool {
         )
     }
 
-    /// Sets the name.
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.metadata.name = name.into();
-        self
-    }
-
-    /// Sets the description, which is what selectors and agents choose by.
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.metadata.description = description.into();
-        self
-    }
-
-    /// Sets `return_direct`.
-    pub fn with_return_direct(mut self, return_direct: bool) -> Self {
-        self.metadata.return_direct = return_direct;
-        self
-    }
+    crate::tool_metadata_setters!(return_direct);
 
     /// Whether arguments without `input` are turned into a query (default true).
     pub fn resolve_input_errors(mut self, resolve: bool) -> Self {

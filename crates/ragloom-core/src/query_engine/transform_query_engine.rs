@@ -68,16 +68,9 @@ impl QueryEngine for TransformQueryEngine {
         self.query_engine.retrieve(&transformed).await
     }
 
-    async fn synthesize(
-        &self,
-        query: &QueryBundle,
-        nodes: Vec<NodeWithScore>,
-        additional_source_nodes: Vec<NodeWithScore>,
-    ) -> Result<Response> {
+    async fn synthesize(&self, query: &QueryBundle, nodes: Vec<NodeWithScore>) -> Result<Response> {
         let transformed = self.transform(query).await?;
-        self.query_engine
-            .synthesize(&transformed, nodes, additional_source_nodes)
-            .await
+        self.query_engine.synthesize(&transformed, nodes).await
     }
 }
 

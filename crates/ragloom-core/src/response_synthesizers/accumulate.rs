@@ -173,12 +173,15 @@ impl Synthesizer for CompactAndAccumulate {
         a.accumulate(query_str, &packed).await
     }
 
+    /// Refused, as the accumulation it packs for refuses it.
     async fn stream_response(
         &self,
-        _query_str: &str,
-        _text_chunks: &[String],
+        query_str: &str,
+        text_chunks: &[String],
     ) -> Result<BoxStream<'static, Result<String>>> {
-        Err(cannot_stream())
+        self.accumulate
+            .stream_response(query_str, text_chunks)
+            .await
     }
 }
 

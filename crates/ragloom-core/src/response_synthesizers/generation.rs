@@ -1,17 +1,15 @@
 //! `Generation`: the query alone through the simple input prompt, the
 //! retrieved context ignored (LlamaIndex 0.14.25).
 
-use super::{Synthesizer, response_with_sources, streaming_with_sources};
+use super::Synthesizer;
 use crate::error::Result;
 use crate::llms::{Llm, predict, stream_predict};
 use crate::prompts::BasePromptTemplate;
 use crate::prompts::default_prompts::simple_input_prompt;
 use crate::prompts::own_prompts;
-use crate::schema::{NodeWithScore, QueryBundle, Response, StreamingResponse};
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use std::sync::Arc;
-use tracing::Instrument;
 
 /// Answers from the model's own knowledge: one call with the query through
 /// `simple_template` (`{query_str}`), even with no nodes (LlamaIndex `Generation`).
@@ -61,34 +59,9 @@ impl Synthesizer for Generation {
         .await
     }
 
-    /// Calls the model even without nodes: the context plays no part.
-    async fn synthesize(
-        &self,
-        query: &QueryBundle,
-        nodes: Vec<NodeWithScore>,
-        additional_source_nodes: Vec<NodeWithScore>,
-    ) -> Result<Response> {
-        let span = tracing::info_span!("synthesize", query = %query.query_str, nodes = nodes.len());
-        let text = self
-            .get_response(&query.query_str, &[])
-            .instrument(span)
-            .await?;
-        Ok(response_with_sources(text, nodes, additional_source_nodes))
-    }
-
-    /// Streams the model's answer even without nodes.
-    async fn stream_synthesize(
-        &self,
-        query: &QueryBundle,
-        nodes: Vec<NodeWithScore>,
-        additional_source_nodes: Vec<NodeWithScore>,
-    ) -> Result<StreamingResponse> {
-        let response_gen = self.stream_response(&query.query_str, &[]).await?;
-        Ok(streaming_with_sources(
-            response_gen,
-            nodes,
-            additional_source_nodes,
-        ))
+    /// The context plays no part: the model is called even without nodes.
+    fn needs_context(&self) -> bool {
+        false
     }
 }
 

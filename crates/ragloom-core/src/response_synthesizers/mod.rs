@@ -123,9 +123,17 @@ pub trait Synthesizer: PromptMixin + Send + Sync + std::fmt::Debug {
         text_chunks: &[String],
     ) -> Result<futures::stream::BoxStream<'static, Result<String>>>;
 
+    /// Whether an answer needs retrieved context: without nodes,
+    /// [`synthesize`](Self::synthesize) then answers `Empty Response` without
+    /// a call. `Generation`, which answers from the model alone, says no.
+    fn needs_context(&self) -> bool {
+        true
+    }
+
     /// Answers `query` from `nodes`; the response's sources are `nodes`
     /// followed by `additional_source_nodes`, its metadata their metadata by
-    /// node id (as LlamaIndex's). No nodes: `Empty Response` without a call.
+    /// node id (as LlamaIndex's). No nodes: `Empty Response` without a call
+    /// (unless the synthesizer [needs no context](Self::needs_context)).
     async fn synthesize(
         &self,
         query: &QueryBundle,
@@ -133,7 +141,7 @@ pub trait Synthesizer: PromptMixin + Send + Sync + std::fmt::Debug {
         additional_source_nodes: Vec<NodeWithScore>,
     ) -> Result<Response> {
         let span = tracing::info_span!("synthesize", query = %query.query_str, nodes = nodes.len());
-        if nodes.is_empty() {
+        if nodes.is_empty() && self.needs_context() {
             return Ok(Response::new(EMPTY_RESPONSE, additional_source_nodes));
         }
         let chunks = node_texts(&nodes);
@@ -152,7 +160,7 @@ pub trait Synthesizer: PromptMixin + Send + Sync + std::fmt::Debug {
         nodes: Vec<NodeWithScore>,
         additional_source_nodes: Vec<NodeWithScore>,
     ) -> Result<StreamingResponse> {
-        if nodes.is_empty() {
+        if nodes.is_empty() && self.needs_context() {
             return Ok(StreamingResponse {
                 response_gen: one_delta(EMPTY_RESPONSE.to_string()),
                 source_nodes: additional_source_nodes,

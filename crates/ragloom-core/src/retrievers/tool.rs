@@ -5,7 +5,7 @@ use super::Retriever;
 use crate::error::Result;
 use crate::postprocessor::NodePostprocessor;
 use crate::schema::{MetadataMode, QueryBundle};
-use crate::tools::{Tool, ToolMetadata, ToolOutput, retriever_query_str};
+use crate::tools::{Tool, ToolMetadata, ToolOutput, nodes_to_value, retriever_query_str};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -48,17 +48,7 @@ impl RetrieverTool {
         )
     }
 
-    /// Sets the name.
-    pub fn with_name(mut self, name: impl Into<String>) -> Self {
-        self.metadata.name = name.into();
-        self
-    }
-
-    /// Sets the description.
-    pub fn with_description(mut self, description: impl Into<String>) -> Self {
-        self.metadata.description = description.into();
-        self
-    }
+    crate::tool_metadata_setters!();
 
     /// Adds a postprocessor applied to the retrieved nodes, in the order added.
     pub fn node_postprocessor(mut self, p: Arc<dyn NodePostprocessor>) -> Self {
@@ -90,20 +80,11 @@ impl Tool for RetrieverTool {
             content.push_str(&n.node.get_content(MetadataMode::Llm));
             content.push_str("\n\n");
         }
-        let raw: Vec<Value> = nodes
-            .iter()
-            .map(|n| {
-                json!({
-                    "node": serde_json::to_value(&n.node).unwrap_or(Value::Null),
-                    "score": n.score,
-                })
-            })
-            .collect();
         Ok(ToolOutput::new(
             self.metadata.name.clone(),
             content,
             json!({"input": query_str}),
-            Value::Array(raw),
+            nodes_to_value(&nodes),
         ))
     }
 }

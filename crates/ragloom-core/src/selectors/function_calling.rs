@@ -2,17 +2,20 @@
 //! `PydanticMultiSelector`): the model fills a `SingleSelection` / `MultiSelection` tool call.
 
 use super::prompts::{DEFAULT_MULTI_PYD_SELECT_PROMPT_TMPL, DEFAULT_SINGLE_PYD_SELECT_PROMPT_TMPL};
-use super::{PromptVars, Selector, SelectorResult, SingleSelection, choice_to_index};
+use super::{
+    Cardinality, Multi, PromptVars, Selector, SelectorResult, Single, SingleSelection,
+    choice_to_index,
+};
 use crate::error::{Error, Result};
 use crate::llms::{FunctionCallingLlm, Llm, ToolCall, ToolChoice};
-use crate::prompts::own_prompts;
-use crate::prompts::{BasePromptTemplate, PromptTemplate};
+use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
 use crate::schema::QueryBundle;
 use crate::tools::{ToolMetadata, json_dumps};
 use crate::utils::setters;
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::marker::PhantomData;
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -144,18 +147,33 @@ fn parse_args<T: serde::de::DeserializeOwned>(call: &ToolCall, what: &str) -> Re
     })
 }
 
-/// Chooses one choice through a `SingleSelection` tool call (LlamaIndex
-/// `PydanticSingleSelector`, which works with any function-calling model).
+/// Chooses through a forced tool call: a `SingleSelection` (`K` =
+/// [`Single`]) or a `MultiSelection` of up to `max_outputs` ([`Multi`]), on
+/// any function-calling model. Named by LlamaIndex's names,
+/// [`FunctionCallingSingleSelector`] and [`FunctionCallingMultiSelector`].
 #[derive(Clone, Debug)]
-pub struct FunctionCallingSingleSelector {
+pub struct FunctionCallingSelector<K> {
     llm: Arc<dyn Llm>,
     prompt: BasePromptTemplate,
+    max_outputs: Option<usize>,
+    kind: PhantomData<K>,
 }
+
+/// Chooses one choice through a `SingleSelection` tool call (LlamaIndex
+/// `PydanticSingleSelector`, which works with any function-calling model).
+pub type FunctionCallingSingleSelector = FunctionCallingSelector<Single>;
+
+/// Chooses up to `max_outputs` choices through a `MultiSelection` tool call
+/// (LlamaIndex `PydanticMultiSelector`).
+pub type FunctionCallingMultiSelector = FunctionCallingSelector<Multi>;
 
 /// LlamaIndex's name for a [`FunctionCallingSingleSelector`].
 pub type PydanticSingleSelector = FunctionCallingSingleSelector;
 
-impl FunctionCallingSingleSelector {
+/// LlamaIndex's name for a [`FunctionCallingMultiSelector`].
+pub type PydanticMultiSelector = FunctionCallingMultiSelector;
+
+impl<K: Cardinality> FunctionCallingSelector<K> {
     /// The selector with LlamaIndex's prompt; a model without native tool
     /// calling is refused, as LlamaIndex's `from_defaults` refuses it.
     pub fn new(llm: Arc<dyn Llm>) -> Result<Self> {
@@ -164,9 +182,16 @@ impl FunctionCallingSingleSelector {
     }
 
     pub(crate) fn unchecked(llm: Arc<dyn Llm>) -> Self {
+        let template = if K::MULTI {
+            DEFAULT_MULTI_PYD_SELECT_PROMPT_TMPL
+        } else {
+            DEFAULT_SINGLE_PYD_SELECT_PROMPT_TMPL
+        };
         Self {
             llm,
-            prompt: PromptTemplate::new(DEFAULT_SINGLE_PYD_SELECT_PROMPT_TMPL).into(),
+            prompt: PromptTemplate::new(template).into(),
+            max_outputs: None,
+            kind: PhantomData,
         }
     }
 
@@ -174,33 +199,48 @@ impl FunctionCallingSingleSelector {
         /// Replaces the prompt (`prompt_template_str`).
         with_prompt => prompt: impl Into<BasePromptTemplate>,
     );
+
+    /// The selections in the tool call's arguments.
+    fn selections(&self, call: &ToolCall, num_choices: usize) -> Result<Vec<SingleSelection>> {
+        let args = json_dumps(&call.arguments);
+        if !K::MULTI {
+            let raw: RawSelection = parse_args(call, "a SingleSelection")?;
+            return Ok(vec![selection(raw, num_choices, &args)?]);
+        }
+        let raw: RawMultiSelection = parse_args(call, "a MultiSelection")?;
+        raw.selections
+            .into_iter()
+            .map(|s| selection(s, num_choices, &args))
+            .collect()
+    }
+}
+
+impl FunctionCallingMultiSelector {
+    setters!(
+        /// At most this many choices (default: the number of choices).
+        max_outputs => max_outputs: usize,
+    );
 }
 
 #[async_trait]
-impl Selector for FunctionCallingSingleSelector {
+impl<K: Cardinality> Selector for FunctionCallingSelector<K> {
     async fn select(
         &self,
         choices: &[ToolMetadata],
         query: &QueryBundle,
     ) -> Result<SelectorResult> {
-        let span = tracing::info_span!(
-            "select",
-            selector = "function_calling_single",
-            choices = choices.len()
-        );
+        let selector = format!("function_calling_{}", K::NAME);
+        let span = tracing::info_span!("select", selector, choices = choices.len());
         async {
-            let vars = PromptVars::new(choices, query, None);
-            let call = call_once(
-                &*self.llm,
-                &self.prompt,
-                &vars.pairs(),
-                &single_selection_tool(),
-            )
-            .await?;
-            let raw: RawSelection = parse_args(&call, "a SingleSelection")?;
-            let args = json_dumps(&call.arguments);
+            let vars = PromptVars::new(choices, query, K::MULTI.then_some(self.max_outputs));
+            let tool = if K::MULTI {
+                multi_selection_tool()
+            } else {
+                single_selection_tool()
+            };
+            let call = call_once(&*self.llm, &self.prompt, &vars.pairs(), &tool).await?;
             Ok(SelectorResult {
-                selections: vec![selection(raw, choices.len(), &args)?],
+                selections: self.selections(&call, choices.len())?,
             })
         }
         .instrument(span)
@@ -209,77 +249,12 @@ impl Selector for FunctionCallingSingleSelector {
 }
 
 // As LlamaIndex's pydantic selectors: no prompts exposed (set one with `with_prompt`).
-own_prompts!(FunctionCallingSingleSelector {});
-
-/// Chooses up to `max_outputs` choices through a `MultiSelection` tool call
-/// (LlamaIndex `PydanticMultiSelector`).
-#[derive(Clone, Debug)]
-pub struct FunctionCallingMultiSelector {
-    llm: Arc<dyn Llm>,
-    prompt: BasePromptTemplate,
-    max_outputs: Option<usize>,
-}
-
-/// LlamaIndex's name for a [`FunctionCallingMultiSelector`].
-pub type PydanticMultiSelector = FunctionCallingMultiSelector;
-
-impl FunctionCallingMultiSelector {
-    /// The selector with LlamaIndex's prompt; a model without native tool calling is refused.
-    pub fn new(llm: Arc<dyn Llm>) -> Result<Self> {
-        check_function_calling(&*llm)?;
-        Ok(Self::unchecked(llm))
+impl<K: Cardinality> PromptMixin for FunctionCallingSelector<K> {
+    fn own_prompts(&self) -> PromptDictType {
+        PromptDictType::new()
     }
 
-    pub(crate) fn unchecked(llm: Arc<dyn Llm>) -> Self {
-        Self {
-            llm,
-            prompt: PromptTemplate::new(DEFAULT_MULTI_PYD_SELECT_PROMPT_TMPL).into(),
-            max_outputs: None,
-        }
-    }
-
-    setters!(
-        /// At most this many choices (default: the number of choices).
-        max_outputs => max_outputs: usize,
-        /// Replaces the prompt (`prompt_template_str`).
-        with_prompt => prompt: impl Into<BasePromptTemplate>,
-    );
-}
-
-#[async_trait]
-impl Selector for FunctionCallingMultiSelector {
-    async fn select(
-        &self,
-        choices: &[ToolMetadata],
-        query: &QueryBundle,
-    ) -> Result<SelectorResult> {
-        let span = tracing::info_span!(
-            "select",
-            selector = "function_calling_multi",
-            choices = choices.len()
-        );
-        async {
-            let vars = PromptVars::new(choices, query, Some(self.max_outputs));
-            let call = call_once(
-                &*self.llm,
-                &self.prompt,
-                &vars.pairs(),
-                &multi_selection_tool(),
-            )
-            .await?;
-            let raw: RawMultiSelection = parse_args(&call, "a MultiSelection")?;
-            let args = json_dumps(&call.arguments);
-            let selections = raw
-                .selections
-                .into_iter()
-                .map(|s| selection(s, choices.len(), &args))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(SelectorResult { selections })
-        }
-        .instrument(span)
-        .await
+    fn update_own_prompts(&mut self, _prompts: &PromptDictType) -> Result<()> {
+        Ok(())
     }
 }
-
-// As LlamaIndex's pydantic selectors: no prompts exposed (set one with `with_prompt`).
-own_prompts!(FunctionCallingMultiSelector {});

@@ -2,43 +2,66 @@
 //! prompt and the model answers with a JSON list of numbered choices.
 
 use super::prompts::{DEFAULT_MULTI_SELECT_PROMPT_TMPL, DEFAULT_SINGLE_SELECT_PROMPT_TMPL};
-use super::{PromptVars, Selector, SelectorResult, SingleSelection, choice_to_index};
+use super::{
+    Cardinality, Multi, PromptVars, Selector, SelectorResult, Single, SingleSelection,
+    choice_to_index,
+};
 use crate::error::Result;
 use crate::llms::Llm;
 use crate::output_parsers::{SelectionOutputParser, escape_curly_braces, predict_with_format};
 use crate::prompts::own_prompts;
-use crate::prompts::{BasePromptTemplate, PromptTemplate, PromptType};
+use crate::prompts::{BasePromptTemplate, PromptMixin, PromptTemplate, PromptType};
 use crate::schema::QueryBundle;
 use crate::tools::ToolMetadata;
 use crate::utils::setters;
 use async_trait::async_trait;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use tracing::Instrument;
+
+/// Asks the LLM, in a text prompt, for the most relevant choice (`K` =
+/// [`Single`]) or up to `max_outputs` of them ([`Multi`]); the reply is read
+/// by [`SelectionOutputParser`]. Named by LlamaIndex's names,
+/// [`LLMSingleSelector`] and [`LLMMultiSelector`].
+#[derive(Clone, Debug)]
+pub struct LLMSelector<K> {
+    llm: Arc<dyn Llm>,
+    prompt: BasePromptTemplate,
+    output_parser: SelectionOutputParser,
+    max_outputs: Option<usize>,
+    kind: PhantomData<K>,
+}
 
 /// Asks the LLM for the one most relevant choice (LlamaIndex `LLMSingleSelector`).
 ///
 /// The prompt is [`DEFAULT_SINGLE_SELECT_PROMPT_TMPL`] followed by the
-/// parser's format instructions; the reply is read by [`SelectionOutputParser`].
-/// A reply naming several choices yields several selections, as in LlamaIndex.
-#[derive(Clone, Debug)]
-pub struct LLMSingleSelector {
-    llm: Arc<dyn Llm>,
-    prompt: BasePromptTemplate,
-    output_parser: SelectionOutputParser,
+/// parser's format instructions. A reply naming several choices yields
+/// several selections, as in LlamaIndex.
+pub type LLMSingleSelector = LLMSelector<Single>;
+
+/// Asks the LLM for up to `max_outputs` relevant choices (LlamaIndex `LLMMultiSelector`).
+///
+/// As LlamaIndex's `from_defaults` does, the format instructions are part of
+/// the default template and are appended once more when the prompt is formatted,
+/// so the model sees them twice, braces doubled, exactly as LlamaIndex 0.14.25 sends them.
+pub type LLMMultiSelector = LLMSelector<Multi>;
+
+impl<K> LLMSelector<K> {
+    fn with_template(llm: Arc<dyn Llm>, template: String) -> Self {
+        Self {
+            llm,
+            prompt: PromptTemplate::with_type(template, PromptType::Custom).into(),
+            output_parser: SelectionOutputParser,
+            max_outputs: None,
+            kind: PhantomData,
+        }
+    }
 }
 
 impl LLMSingleSelector {
     /// The selector with LlamaIndex's default prompt (`from_defaults`).
     pub fn new(llm: Arc<dyn Llm>) -> Self {
-        Self {
-            llm,
-            prompt: PromptTemplate::with_type(
-                DEFAULT_SINGLE_SELECT_PROMPT_TMPL,
-                PromptType::Custom,
-            )
-            .into(),
-            output_parser: SelectionOutputParser,
-        }
+        Self::with_template(llm, DEFAULT_SINGLE_SELECT_PROMPT_TMPL.to_owned())
     }
 
     setters!(
@@ -48,60 +71,17 @@ impl LLMSingleSelector {
     );
 }
 
-#[async_trait]
-impl Selector for LLMSingleSelector {
-    async fn select(
-        &self,
-        choices: &[ToolMetadata],
-        query: &QueryBundle,
-    ) -> Result<SelectorResult> {
-        let vars = PromptVars::new(choices, query, None);
-        run(
-            &*self.llm,
-            &self.prompt,
-            &vars.pairs(),
-            self.output_parser,
-            choices.len(),
-            "single",
-        )
-        .await
-    }
-}
-
-own_prompts!(LLMSingleSelector {
-    "prompt" => prompt ["context_list", "query_str"],
-});
-
-/// Asks the LLM for up to `max_outputs` relevant choices (LlamaIndex `LLMMultiSelector`).
-///
-/// As LlamaIndex's `from_defaults` does, the format instructions are part of
-/// the default template and are appended once more when the prompt is formatted,
-/// so the model sees them twice, braces doubled, exactly as LlamaIndex 0.14.25 sends them.
-#[derive(Clone, Debug)]
-pub struct LLMMultiSelector {
-    llm: Arc<dyn Llm>,
-    prompt: BasePromptTemplate,
-    output_parser: SelectionOutputParser,
-    max_outputs: Option<usize>,
-}
-
 impl LLMMultiSelector {
     /// The selector with LlamaIndex's default prompt, up to as many outputs as choices.
     pub fn new(llm: Arc<dyn Llm>) -> Self {
-        let parser = SelectionOutputParser;
         // LlamaIndex's template text after `output_parser.format(...)`, its
         // braces doubled once more so that formatting here leaves what
         // LlamaIndex's formatter leaves.
         let template = format!(
             "{DEFAULT_MULTI_SELECT_PROMPT_TMPL}{}",
-            escape_curly_braces(&parser.format(""))
+            escape_curly_braces(&SelectionOutputParser.format(""))
         );
-        Self {
-            llm,
-            prompt: PromptTemplate::with_type(template, PromptType::Custom).into(),
-            output_parser: parser,
-            max_outputs: None,
-        }
+        Self::with_template(llm, template)
     }
 
     setters!(
@@ -114,24 +94,31 @@ impl LLMMultiSelector {
 }
 
 #[async_trait]
-impl Selector for LLMMultiSelector {
+impl<K: Cardinality> Selector for LLMSelector<K>
+where
+    Self: PromptMixin,
+{
     async fn select(
         &self,
         choices: &[ToolMetadata],
         query: &QueryBundle,
     ) -> Result<SelectorResult> {
-        let vars = PromptVars::new(choices, query, Some(self.max_outputs));
+        let vars = PromptVars::new(choices, query, K::MULTI.then_some(self.max_outputs));
         run(
             &*self.llm,
             &self.prompt,
             &vars.pairs(),
             self.output_parser,
             choices.len(),
-            "multi",
+            K::NAME,
         )
         .await
     }
 }
+
+own_prompts!(LLMSingleSelector {
+    "prompt" => prompt ["context_list", "query_str"],
+});
 
 own_prompts!(LLMMultiSelector {
     "prompt" => prompt ["context_list", "query_str"],

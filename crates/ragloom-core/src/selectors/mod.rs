@@ -6,10 +6,10 @@ mod llm_selectors;
 pub mod prompts;
 
 pub use function_calling::{
-    FunctionCallingMultiSelector, FunctionCallingSingleSelector, PydanticMultiSelector,
-    PydanticSingleSelector, multi_selection_tool, single_selection_tool,
+    FunctionCallingMultiSelector, FunctionCallingSelector, FunctionCallingSingleSelector,
+    PydanticMultiSelector, PydanticSingleSelector, multi_selection_tool, single_selection_tool,
 };
-pub use llm_selectors::{LLMMultiSelector, LLMSingleSelector};
+pub use llm_selectors::{LLMMultiSelector, LLMSelector, LLMSingleSelector};
 
 use crate::error::{Error, Result};
 use crate::llms::Llm;
@@ -70,6 +70,33 @@ impl SelectorResult {
             ))),
         }
     }
+}
+
+/// How many choices a selector picks: the type parameter of the selectors
+/// ([`Single`] or [`Multi`]).
+pub trait Cardinality: Clone + Copy + std::fmt::Debug + Send + Sync + 'static {
+    /// Whether several choices may be picked (up to `max_outputs`).
+    const MULTI: bool;
+    /// `single` or `multi`, as traces name the selector.
+    const NAME: &'static str;
+}
+
+/// One choice (LlamaIndex's single selectors).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Single;
+
+/// Several choices, up to `max_outputs` (LlamaIndex's multi selectors).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Multi;
+
+impl Cardinality for Single {
+    const MULTI: bool = false;
+    const NAME: &'static str = "single";
+}
+
+impl Cardinality for Multi {
+    const MULTI: bool = true;
+    const NAME: &'static str = "multi";
 }
 
 /// Chooses among choices described by [`ToolMetadata`] (LlamaIndex

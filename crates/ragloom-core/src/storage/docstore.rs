@@ -1,7 +1,7 @@
 //! Document store: nodes by id, their hashes, and which nodes came from each
 //! source document (LlamaIndex `KVDocumentStore` / `SimpleDocumentStore`, `docstore.json`).
 
-use super::kvstore::{KvBackend, KvTable, KvValue, SimpleKVStore};
+use super::kvstore::{KvBackend, KvTable, KvValue, SimpleKVStore, simple_kv_store_constructors};
 use super::{DATA_KEY, TYPE_KEY};
 use crate::error::{Error, Result};
 use crate::schema::{Metadata, Node, NodeRelationship, RelatedNodeInfo, RelatedNodeType, py_str};
@@ -282,41 +282,14 @@ pub struct KvDocumentStore<B: KvBackend = SimpleKVStore> {
 /// persisted as `docstore.json`.
 pub type SimpleDocumentStore = KvDocumentStore<SimpleKVStore>;
 
-impl Default for SimpleDocumentStore {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+simple_kv_store_constructors!(
+    SimpleDocumentStore,
+    "docstore",
+    "docstore.json",
+    "stored node and source-document entry"
+);
 
 impl SimpleDocumentStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::from_kvstore(Arc::new(SimpleKVStore::new()), None)
-    }
-
-    /// A store over `kvstore`, its collections prefixed with `namespace`
-    /// (default `"docstore"`).
-    pub fn from_kvstore(kvstore: Arc<SimpleKVStore>, namespace: Option<&str>) -> Self {
-        Self::from_backend(kvstore, namespace)
-    }
-
-    /// Loads `docstore.json` from `persist_dir`.
-    pub fn from_persist_dir(persist_dir: &Path) -> Result<Self> {
-        Self::from_persist_path(&persist_dir.join(DEFAULT_PERSIST_FNAME))
-    }
-
-    /// Loads a store persisted by ragloom or LlamaIndex. Every stored node and
-    /// source-document entry is checked: a missing file is an [`Error::Io`],
-    /// anything unreadable an [`Error::CorruptFile`] naming the file and entry.
-    pub fn from_persist_path(persist_path: &Path) -> Result<Self> {
-        let kv = SimpleKVStore::from_persist_path(persist_path)?;
-        let store = Self::from_kvstore(Arc::new(kv), None);
-        store
-            .validate()
-            .map_err(|m| Error::corrupt(persist_path, m))?;
-        Ok(store)
-    }
-
     fn validate(&self) -> std::result::Result<(), String> {
         // Reads without creating collections, so loading changes nothing.
         let guard = self.kvstore.lock_read();

@@ -1,7 +1,7 @@
 //! Index store: the index structs of every index sharing a storage context
 //! (LlamaIndex `KVIndexStore` / `SimpleIndexStore`), persisted as `index_store.json`.
 
-use super::kvstore::{KvBackend, KvValue, SimpleKVStore};
+use super::kvstore::{KvBackend, KvValue, SimpleKVStore, simple_kv_store_constructors};
 use super::{DATA_KEY, TYPE_KEY};
 use crate::data_structs::IndexStruct;
 use crate::error::{Error, Result};
@@ -95,49 +95,24 @@ pub struct KvIndexStore<B: KvBackend = SimpleKVStore> {
 /// LlamaIndex's `SimpleIndexStore`: the index store in memory, persisted as `index_store.json`.
 pub type SimpleIndexStore = KvIndexStore<SimpleKVStore>;
 
-impl Default for SimpleIndexStore {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+simple_kv_store_constructors!(
+    SimpleIndexStore,
+    "index_store",
+    "index_store.json",
+    "struct"
+);
 
 impl SimpleIndexStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::from_kvstore(Arc::new(SimpleKVStore::new()), None)
-    }
-
-    /// A store over `kvstore`, its collection prefixed with `namespace`
-    /// (default `"index_store"`).
-    pub fn from_kvstore(kvstore: Arc<SimpleKVStore>, namespace: Option<&str>) -> Self {
-        Self::from_backend(kvstore, namespace)
-    }
-
-    /// Loads `index_store.json` from `persist_dir`.
-    pub fn from_persist_dir(persist_dir: &Path) -> Result<Self> {
-        Self::from_persist_path(&persist_dir.join(DEFAULT_PERSIST_FNAME))
-    }
-
-    /// Loads a store persisted by ragloom or LlamaIndex. Every struct is
-    /// checked: a missing file is an [`Error::Io`], anything unreadable an
-    /// [`Error::CorruptFile`] naming the file and the struct's key.
-    pub fn from_persist_path(persist_path: &Path) -> Result<Self> {
-        let kv = SimpleKVStore::from_persist_path(persist_path)?;
-        let store = Self::from_kvstore(Arc::new(kv), None);
-        {
-            let guard = store.kvstore.lock_read();
-            if let Some(structs) = guard.data.get(&store.collection) {
-                for (key, v) in structs {
-                    json_to_index_struct(v).map_err(|m| {
-                        Error::corrupt(
-                            persist_path,
-                            format!("{} entry `{key}`: {m}", store.collection),
-                        )
-                    })?;
-                }
+    fn validate(&self) -> std::result::Result<(), String> {
+        // Reads without creating collections, so loading changes nothing.
+        let guard = self.kvstore.lock_read();
+        if let Some(structs) = guard.data.get(&self.collection) {
+            for (key, v) in structs {
+                json_to_index_struct(v)
+                    .map_err(|m| format!("{} entry `{key}`: {m}", self.collection))?;
             }
         }
-        Ok(store)
+        Ok(())
     }
 }
 

@@ -307,6 +307,56 @@ impl SimpleKVStore {
     }
 }
 
+/// The constructors of a store kept in a [`SimpleKVStore`] and persisted as
+/// one JSON file (`SimpleDocumentStore`, `SimpleIndexStore`): `new`,
+/// `from_kvstore`, `from_persist_dir` and `from_persist_path`, the last
+/// checking every entry with the type's `validate` (an error text naming the
+/// entry, reported as [`Error::CorruptFile`]).
+macro_rules! simple_kv_store_constructors {
+    ($store:ty, $namespace:literal, $file:literal, $what:literal) => {
+        impl Default for $store {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl $store {
+            /// An empty store.
+            pub fn new() -> Self {
+                Self::from_kvstore(
+                    std::sync::Arc::new($crate::storage::kvstore::SimpleKVStore::new()),
+                    None,
+                )
+            }
+
+            #[doc = concat!("A store over `kvstore`, its collections prefixed with `namespace` (default `\"", $namespace, "\"`).")]
+            pub fn from_kvstore(
+                kvstore: std::sync::Arc<$crate::storage::kvstore::SimpleKVStore>,
+                namespace: Option<&str>,
+            ) -> Self {
+                Self::from_backend(kvstore, namespace)
+            }
+
+            #[doc = concat!("Loads `", $file, "` from `persist_dir`.")]
+            pub fn from_persist_dir(persist_dir: &std::path::Path) -> $crate::Result<Self> {
+                // The module's `DEFAULT_PERSIST_FNAME`, which `$file` spells.
+                Self::from_persist_path(&persist_dir.join(DEFAULT_PERSIST_FNAME))
+            }
+
+            #[doc = concat!("Loads a store persisted by ragloom or LlamaIndex. Every ", $what, " is checked: a missing file is an [`Error::Io`](crate::Error::Io), anything unreadable an [`Error::CorruptFile`](crate::Error::CorruptFile) naming the file and entry.")]
+            pub fn from_persist_path(persist_path: &std::path::Path) -> $crate::Result<Self> {
+                let kv = $crate::storage::kvstore::SimpleKVStore::from_persist_path(persist_path)?;
+                let store = Self::from_kvstore(std::sync::Arc::new(kv), None);
+                store
+                    .validate()
+                    .map_err(|m| $crate::Error::corrupt(persist_path, m))?;
+                Ok(store)
+            }
+        }
+    };
+}
+pub(crate) use simple_kv_store_constructors;
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -41,10 +41,10 @@ pub(crate) fn id(n: usize) -> String {
     format!("00000000-0000-4000-8000-{n:012}")
 }
 
-fn node(n: usize, doc: &str, embedding: [f32; 4], metadata: Value) -> Node {
+fn node(n: usize, doc: &str, embedding: impl Into<Vec<f32>>, metadata: Value) -> Node {
     let mut node = Node::text_node(format!("node {n} of {doc}"))
         .with_id(id(n))
-        .with_embedding(embedding.to_vec())
+        .with_embedding(embedding.into())
         .with_relationship(NodeRelationship::Source, RelatedNodeInfo::new(doc));
     if let Value::Object(map) = metadata {
         for (k, v) in map {
@@ -55,44 +55,33 @@ fn node(n: usize, doc: &str, embedding: [f32; 4], metadata: Value) -> Node {
 }
 
 fn library() -> Vec<Node> {
-    vec![
-        node(
-            0,
-            "doc-a",
-            [1.0, 0.0, 0.0, 0.0],
-            json!({"author": "Ann", "year": 1999, "rating": 4.5, "tags": ["rust", "db"], "title": "The Rust Book"}),
-        ),
-        node(
-            1,
-            "doc-a",
-            [0.9, 0.1, 0.0, 0.0],
-            json!({"author": "Bob", "year": 2005, "rating": 3.0, "tags": ["python"], "title": "Python Notes"}),
-        ),
-        node(
-            2,
-            "doc-b",
-            [0.0, 1.0, 0.0, 0.0],
-            json!({"author": "Cy", "year": 2010, "rating": 5.0, "tags": ["rust", "web"], "title": "web services in rust"}),
-        ),
-        node(
-            3,
-            "doc-b",
-            [0.0, 0.0, 1.0, 0.0],
-            json!({"author": "Ann", "year": 2021, "rating": 2.5, "tags": ["db"], "title": "Databases"}),
-        ),
-        node(
-            4,
-            "doc-c",
-            [0.0, 0.0, 0.0, 1.0],
-            json!({"author": "Dee", "year": 1999, "rating": 4.0, "tags": ["rust"], "title": "Notes on rust"}),
-        ),
-        node(
-            5,
-            "doc-c",
-            [0.5, 0.5, 0.5, 0.5],
-            json!({"author": "Bob", "year": 2015, "title": "Mixed"}),
-        ),
-    ]
+    // Node n: its source document, its embedding and its metadata.
+    let rows = json!([
+        ["doc-a", [1.0, 0.0, 0.0, 0.0], {"author": "Ann", "year": 1999, "rating": 4.5, "tags": ["rust", "db"], "title": "The Rust Book"}],
+        ["doc-a", [0.9, 0.1, 0.0, 0.0], {"author": "Bob", "year": 2005, "rating": 3.0, "tags": ["python"], "title": "Python Notes"}],
+        ["doc-b", [0.0, 1.0, 0.0, 0.0], {"author": "Cy", "year": 2010, "rating": 5.0, "tags": ["rust", "web"], "title": "web services in rust"}],
+        ["doc-b", [0.0, 0.0, 1.0, 0.0], {"author": "Ann", "year": 2021, "rating": 2.5, "tags": ["db"], "title": "Databases"}],
+        ["doc-c", [0.0, 0.0, 0.0, 1.0], {"author": "Dee", "year": 1999, "rating": 4.0, "tags": ["rust"], "title": "Notes on rust"}],
+        ["doc-c", [0.5, 0.5, 0.5, 0.5], {"author": "Bob", "year": 2015, "title": "Mixed"}]
+    ]);
+    let rows = rows.as_array().cloned().unwrap_or_default();
+    rows.into_iter()
+        .enumerate()
+        .map(|(n, row)| {
+            let embedding: Vec<f32> = row[1]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|x| x.as_f64().unwrap_or_default() as f32)
+                .collect();
+            node(
+                n,
+                row[0].as_str().unwrap_or_default(),
+                embedding,
+                row[2].clone(),
+            )
+        })
+        .collect()
 }
 
 fn ids(ns: &[usize]) -> BTreeSet<String> {

@@ -8,8 +8,17 @@ use serde_json::{Map, Value, json};
 /// A response as JSON for [`ToolOutput::raw_output`]: `response`,
 /// `source_nodes` (each `{"node": <LlamaIndex node JSON>, "score"}`) and `metadata`.
 pub fn response_to_value(response: &Response) -> Value {
-    let sources: Vec<Value> = response
-        .source_nodes
+    json!({
+        "response": response.response,
+        "source_nodes": nodes_to_value(&response.source_nodes),
+        "metadata": Value::Object(response.metadata.clone()),
+    })
+}
+
+/// Scored nodes as a tool's raw output holds them: each `{"node": <LlamaIndex
+/// node JSON>, "score"}`.
+pub fn nodes_to_value(nodes: &[NodeWithScore]) -> Value {
+    nodes
         .iter()
         .map(|n| {
             json!({
@@ -17,12 +26,7 @@ pub fn response_to_value(response: &Response) -> Value {
                 "score": n.score,
             })
         })
-        .collect();
-    json!({
-        "response": response.response,
-        "source_nodes": sources,
-        "metadata": Value::Object(response.metadata.clone()),
-    })
+        .collect()
 }
 
 /// The source nodes recorded in a `QueryEngineTool`'s (or

@@ -103,6 +103,21 @@ enum Failure {
 type ErasedFn =
     Arc<dyn Fn(Value) -> BoxFuture<'static, std::result::Result<Value, Failure>> + Send + Sync>;
 
+/// `run` behind the erased signature: the JSON input is read as `A` first,
+/// and input that does not fit is [`Failure::BadArguments`].
+fn erase<A, Fut>(run: impl Fn(A) -> Fut + Send + Sync + 'static) -> ErasedFn
+where
+    A: DeserializeOwned + Send + 'static,
+    Fut: Future<Output = std::result::Result<Value, Failure>> + Send + 'static,
+{
+    Arc::new(
+        move |input: Value| match serde_json::from_value::<A>(input) {
+            Ok(args) => run(args).boxed(),
+            Err(e) => futures::future::ready(Err(Failure::BadArguments(e.to_string()))).boxed(),
+        },
+    )
+}
+
 /// A tool made from a Rust function taking one argument struct `A`
 /// (LlamaIndex's `FunctionTool.from_defaults`). The argument schema is
 /// generated from `A` (field doc comments become descriptions) and normalised
@@ -135,11 +150,9 @@ impl FunctionTool {
         F: Fn(A) -> R + Send + Sync + 'static,
     {
         let f = Arc::new(f);
-        let func: ErasedFn = Arc::new(move |input: Value| {
+        let func = erase(move |args: A| {
             let f = Arc::clone(&f);
             async move {
-                let args: A = serde_json::from_value(input)
-                    .map_err(|e| Failure::BadArguments(e.to_string()))?;
                 // The blocking pool is another thread: the caller's context goes along.
                 let lent = super::call_context::call_context();
                 let run = move || {
@@ -160,7 +173,6 @@ impl FunctionTool {
                 };
                 outcome.map_err(Failure::Failed)
             }
-            .boxed()
         });
         Self::build::<A>(name.into(), description, func)
     }
@@ -178,20 +190,17 @@ impl FunctionTool {
         Fut: Future<Output = R> + Send + 'static,
     {
         let f = Arc::new(f);
-        let func: ErasedFn = Arc::new(move |input: Value| {
+        let func = erase(move |args: A| {
             let f = Arc::clone(&f);
+            // Calling `f` inside the guarded future catches panics in its
+            // synchronous part too.
             async move {
-                let args: A = serde_json::from_value(input)
-                    .map_err(|e| Failure::BadArguments(e.to_string()))?;
-                // Calling `f` inside the guarded future catches panics in its
-                // synchronous part too.
                 let outcome = AssertUnwindSafe(async move { f(args).await.into_tool_result() })
                     .catch_unwind()
                     .await
                     .map_err(|p| Failure::Panicked(panic_message(p)))?;
                 outcome.map_err(Failure::Failed)
             }
-            .boxed()
         });
         Self::build::<A>(name.into(), description, func)
     }

@@ -17,7 +17,7 @@ pub mod types;
 pub use crate::utils::json_dumps;
 pub use call_context::{CallContext, call_context, with_call_context};
 pub(crate) use engine_io::retriever_query_str;
-pub use engine_io::{response_to_value, source_nodes_of};
+pub use engine_io::{nodes_to_value, response_to_value, source_nodes_of};
 pub use function_tool::{FunctionTool, Json, ToolReturn};
 pub use schema::normalize_schema;
 pub use spec_function::{

@@ -25,6 +25,35 @@ pub struct ToolMetadata {
     pub return_direct: bool,
 }
 
+/// `with_name` and `with_description` (and, given `return_direct`,
+/// `with_return_direct`) for a tool holding a `metadata: ToolMetadata`.
+/// Exported for the workspace's crates above core, not for users.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! tool_metadata_setters {
+    ($($return_direct:ident)?) => {
+        /// Sets the name.
+        pub fn with_name(mut self, name: impl Into<String>) -> Self {
+            self.metadata.name = name.into();
+            self
+        }
+
+        /// Sets the description, which is what selectors and agents choose by.
+        pub fn with_description(mut self, description: impl Into<String>) -> Self {
+            self.metadata.description = description.into();
+            self
+        }
+        $($crate::tool_metadata_setters!(@ $return_direct);)?
+    };
+    (@ return_direct) => {
+        /// Sets `return_direct`: the tool's output is the agent's answer.
+        pub fn with_return_direct(mut self, return_direct: bool) -> Self {
+            self.metadata.return_direct = return_direct;
+            self
+        }
+    };
+}
+
 impl ToolMetadata {
     /// Metadata with LlamaIndex's default argument schema, one string `input`
     /// (its `DefaultToolFnSchema`), as query-engine and retriever tools take.

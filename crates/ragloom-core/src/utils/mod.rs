@@ -10,6 +10,7 @@ mod pyjson;
 mod setters;
 mod str_map;
 
+pub(crate) use crate::{setters, wrapped_setters};
 pub use blocking::run_blocking;
 pub use fmt::hex;
 pub use fmt::{format_named, template_vars};
@@ -19,5 +20,4 @@ pub use pyjson::{
     PythonFormatter, json_dumps, to_python_json_string, to_python_json_string_unescaped,
     write_python_json,
 };
-pub(crate) use setters::{setters, wrapped_setters};
 pub(crate) use str_map::StrMap;

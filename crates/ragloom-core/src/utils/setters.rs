@@ -2,6 +2,9 @@
 //! handed on to the component a wrapper holds.
 
 /// `name => field: Type` setters: `self.field = value.into()`, then `self`.
+/// Exported for the workspace's crates above core, not for users.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! setters {
     ($( $(#[$doc:meta])* $name:ident => $field:ident: $ty:ty ),+ $(,)?) => {$(
         $(#[$doc])*
@@ -14,6 +17,8 @@ macro_rules! setters {
 
 /// `inner: name(Type)` setters of a wrapper: the option goes to `inner`'s
 /// setter of the same name.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! wrapped_setters {
     ($inner:ident: $( $(#[$doc:meta])* $name:ident($ty:ty) ),+ $(,)?) => {$(
         $(#[$doc])*
@@ -23,5 +28,3 @@ macro_rules! wrapped_setters {
         }
     )+};
 }
-
-pub(crate) use {setters, wrapped_setters};

@@ -59,12 +59,7 @@ enum Weights {
 pub struct CandleLlmBuilder {
     path: PathBuf,
     tokenizer_json: Option<PathBuf>,
-    max_new_tokens: usize,
-    temperature: f64,
-    top_p: Option<f64>,
-    seed: u64,
-    repeat_penalty: f32,
-    stop: Vec<String>,
+    settings: Settings,
     context_window: Option<usize>,
     model_name: Option<String>,
     engine: Engine,
@@ -75,12 +70,14 @@ impl CandleLlmBuilder {
         Self {
             path,
             tokenizer_json: None,
-            max_new_tokens: DEFAULT_MAX_NEW_TOKENS,
-            temperature: 0.0,
-            top_p: None,
-            seed: DEFAULT_SEED,
-            repeat_penalty: 1.0,
-            stop: Vec::new(),
+            settings: Settings {
+                max_new_tokens: DEFAULT_MAX_NEW_TOKENS,
+                temperature: 0.0,
+                top_p: None,
+                seed: DEFAULT_SEED,
+                repeat_penalty: 1.0,
+                stop: Vec::new(),
+            },
             context_window: None,
             model_name: None,
             engine: Engine::Candle,
@@ -89,31 +86,31 @@ impl CandleLlmBuilder {
 
     /// Most tokens generated per answer (default 256).
     pub fn max_new_tokens(mut self, n: usize) -> Self {
-        self.max_new_tokens = n;
+        self.settings.max_new_tokens = n;
         self
     }
 
     /// Sampling temperature; 0 (the default) is greedy decoding.
     pub fn temperature(mut self, t: f64) -> Self {
-        self.temperature = t;
+        self.settings.temperature = t;
         self
     }
 
     /// Nucleus sampling: keep the smallest set of tokens whose probability reaches `p`.
     pub fn top_p(mut self, p: f64) -> Self {
-        self.top_p = Some(p);
+        self.settings.top_p = Some(p);
         self
     }
 
     /// Seed of the sampler, for reproducible sampled answers.
     pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        self.settings.seed = seed;
         self
     }
 
     /// Penalty on the last [`REPEAT_LAST_N`] tokens' logits (1.0, the default, is none).
     pub fn repeat_penalty(mut self, penalty: f32) -> Self {
-        self.repeat_penalty = penalty;
+        self.settings.repeat_penalty = penalty;
         self
     }
 
@@ -123,7 +120,7 @@ impl CandleLlmBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.stop = stop.into_iter().map(Into::into).collect();
+        self.settings.stop = stop.into_iter().map(Into::into).collect();
         self
     }
 
@@ -155,13 +152,13 @@ impl CandleLlmBuilder {
     /// Loads the model, its tokenizer and chat template.
     pub fn build(self) -> Result<CandleLlm> {
         // NaN is rejected too.
-        if self.temperature.is_nan() || self.temperature < 0.0 {
+        if self.settings.temperature.is_nan() || self.settings.temperature < 0.0 {
             return Err(Error::InvalidInput(format!(
                 "temperature must be 0 or more, got {}",
-                self.temperature
+                self.settings.temperature
             )));
         }
-        if let Some(p) = self.top_p {
+        if let Some(p) = self.settings.top_p {
             if !(p > 0.0 && p <= 1.0) {
                 return Err(Error::InvalidInput(format!(
                     "top_p must be in (0, 1], got {p}"
@@ -259,14 +256,7 @@ impl CandleLlmBuilder {
             path: self.path.clone(),
             model_name,
             context_window,
-            settings: Settings {
-                max_new_tokens: self.max_new_tokens,
-                temperature: self.temperature,
-                top_p: self.top_p,
-                seed: self.seed,
-                repeat_penalty: self.repeat_penalty,
-                stop: self.stop,
-            },
+            settings: self.settings,
         })
     }
 }

@@ -11,8 +11,8 @@ use ragloom_common_ollama::{Connection, OllamaHost, PROVIDER, ServerOptions, ser
 use ragloom_common_ollama::{KeepAlive, ModelOptions};
 use ragloom_core::llms::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, CompletionResponseStream,
-    DEFAULT_CONTEXT_WINDOW, DEFAULT_NUM_OUTPUTS, Llm, LlmMetadata, MessageRole, ToolChoice,
-    chat_response_to_completion_response, parse_json_reply,
+    DEFAULT_CONTEXT_WINDOW, DEFAULT_NUM_OUTPUTS, Llm, LlmMetadata, MessageRole, ToolChatRequest,
+    ToolChoice, chat_response_to_completion_response, parse_json_reply,
     stream_chat_response_to_completion_response,
 };
 use ragloom_core::tools::ToolMetadata;
@@ -393,15 +393,10 @@ impl Ollama {
         Ok(decode_chat_stream(response.bytes_stream(), ctx))
     }
 
-    fn with_tools(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[ToolMetadata],
-        tool_choice: &ToolChoice,
-    ) -> Result<(ChatRequest, ToolNames)> {
-        let chosen = self.tools_for(tools, tool_choice)?;
+    fn with_tools(&self, offer: ToolChatRequest<'_>) -> Result<(ChatRequest, ToolNames)> {
+        let chosen = self.tools_for(offer.tools, offer.tool_choice)?;
         let (infos, names) = to_wire_tools(&chosen)?;
-        let mut request = self.request(messages);
+        let mut request = self.request(offer.messages);
         request.tools = infos;
         Ok((request, names))
     }
@@ -447,24 +442,14 @@ impl Llm for Ollama {
         Ok(stream_chat_response_to_completion_response(stream))
     }
 
-    async fn chat_with_tools(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[ToolMetadata],
-        tool_choice: &ToolChoice,
-    ) -> Result<ChatResponse> {
-        let (request, names) = self.with_tools(messages, tools, tool_choice)?;
-        self.send(request, &names).await
+    async fn tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponse> {
+        let (body, names) = self.with_tools(request)?;
+        self.send(body, &names).await
     }
 
-    async fn stream_chat_with_tools(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[ToolMetadata],
-        tool_choice: &ToolChoice,
-    ) -> Result<ChatResponseStream> {
-        let (request, names) = self.with_tools(messages, tools, tool_choice)?;
-        self.open_stream(request, names).await
+    async fn stream_tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponseStream> {
+        let (body, names) = self.with_tools(request)?;
+        self.open_stream(body, names).await
     }
 
     /// Ollama's structured outputs: the schema goes in `format`, so the

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use ragloom_core::llms::{
     ChatMessage, ChatResponse, ChatResponseStream, CompletionResponse, CompletionResponseStream,
-    Llm, LlmMetadata, ToolChoice, chat_response_to_completion_response,
+    Llm, LlmMetadata, ToolChatRequest, ToolChoice, chat_response_to_completion_response,
     completion_response_to_chat_response, messages_to_prompt, messages_with_schema_instructions,
     parse_json_reply, stream_chat_response_to_completion_response,
     stream_completion_response_to_chat_response,
@@ -461,27 +461,17 @@ impl Llm for Engine {
         }
     }
 
-    async fn chat_with_tools(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[ToolMetadata],
-        tool_choice: &ToolChoice,
-    ) -> Result<ChatResponse> {
+    async fn tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponse> {
         self.require_chat_model("chat_with_tools")?;
-        let extra = self.tools_payload(tools, tool_choice);
-        self.chat_request(self.chat_body(messages, false, extra))
+        let extra = self.tools_payload(request.tools, request.tool_choice);
+        self.chat_request(self.chat_body(request.messages, false, extra))
             .await
     }
 
-    async fn stream_chat_with_tools(
-        &self,
-        messages: &[ChatMessage],
-        tools: &[ToolMetadata],
-        tool_choice: &ToolChoice,
-    ) -> Result<ChatResponseStream> {
+    async fn stream_tool_chat(&self, request: ToolChatRequest<'_>) -> Result<ChatResponseStream> {
         self.require_chat_model("stream_chat_with_tools")?;
-        let extra = self.tools_payload(tools, tool_choice);
-        self.stream_chat_request(self.chat_body(messages, true, extra))
+        let extra = self.tools_payload(request.tools, request.tool_choice);
+        self.stream_chat_request(self.chat_body(request.messages, true, extra))
             .await
     }
 

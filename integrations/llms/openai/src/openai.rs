@@ -404,28 +404,17 @@ macro_rules! delegate_llm {
             ) -> ragloom_core::Result<ragloom_core::llms::CompletionResponseStream> {
                 ragloom_core::llms::Llm::stream_complete(&self.engine, prompt, formatted).await
             }
-            async fn chat_with_tools(
+            async fn tool_chat(
                 &self,
-                messages: &[ragloom_core::llms::ChatMessage],
-                tools: &[ragloom_core::tools::ToolMetadata],
-                tool_choice: &ragloom_core::llms::ToolChoice,
+                request: ragloom_core::llms::ToolChatRequest<'_>,
             ) -> ragloom_core::Result<ragloom_core::llms::ChatResponse> {
-                ragloom_core::llms::Llm::chat_with_tools(&self.engine, messages, tools, tool_choice)
-                    .await
+                ragloom_core::llms::Llm::tool_chat(&self.engine, request).await
             }
-            async fn stream_chat_with_tools(
+            async fn stream_tool_chat(
                 &self,
-                messages: &[ragloom_core::llms::ChatMessage],
-                tools: &[ragloom_core::tools::ToolMetadata],
-                tool_choice: &ragloom_core::llms::ToolChoice,
+                request: ragloom_core::llms::ToolChatRequest<'_>,
             ) -> ragloom_core::Result<ragloom_core::llms::ChatResponseStream> {
-                ragloom_core::llms::Llm::stream_chat_with_tools(
-                    &self.engine,
-                    messages,
-                    tools,
-                    tool_choice,
-                )
-                .await
+                ragloom_core::llms::Llm::stream_tool_chat(&self.engine, request).await
             }
             async fn structured_chat(
                 &self,

@@ -93,16 +93,32 @@ fn append_fragment(value: &mut String, fragment: &str) {
     }
 }
 
-/// A stream event that is a provider error rather than a chunk.
-fn chunk_error(client: &OpenAIClient, what: &str, chunk: &WireChatCompletion) -> Option<Error> {
-    chunk.error.as_ref().map(|e| Error::Provider {
-        provider: crate::client::PROVIDER.to_owned(),
-        message: format!(
-            "{what}: the server reported an error mid-stream: {}",
-            client.scrub(&error_text(e))
-        ),
-        source: None,
-    })
+/// One streamed event, raw and read as a chunk; an error when the transport
+/// failed, the event is unreadable or it is a provider error rather than a chunk.
+fn read_chunk(
+    client: &OpenAIClient,
+    what: &str,
+    item: std::result::Result<Value, OpenAIError>,
+) -> Result<(Value, WireChatCompletion)> {
+    let raw = item.map_err(|e| client.map_error(what, e))?;
+    let chunk: WireChatCompletion = serde_json::from_value(raw.clone()).map_err(|e| {
+        Error::provider(
+            crate::client::PROVIDER,
+            format!("{what}: unreadable stream chunk ({e}): {raw}"),
+            e,
+        )
+    })?;
+    match &chunk.error {
+        Some(e) => Err(Error::Provider {
+            provider: crate::client::PROVIDER.to_owned(),
+            message: format!(
+                "{what}: the server reported an error mid-stream: {}",
+                client.scrub(&error_text(e))
+            ),
+            source: None,
+        }),
+        None => Ok((raw, chunk)),
+    }
 }
 
 /// Folds streamed chat chunks into chat responses: each carries the chunk's
@@ -119,17 +135,7 @@ pub(crate) fn chat_stream(
     let what_end = what.clone();
     let responses = chunks
         .map(move |item| -> Result<ChatResponse> {
-            let raw = item.map_err(|e| client.map_error(&what, e))?;
-            let chunk: WireChatCompletion = serde_json::from_value(raw.clone()).map_err(|e| {
-                Error::provider(
-                    crate::client::PROVIDER,
-                    format!("{what}: unreadable stream chunk ({e}): {raw}"),
-                    e,
-                )
-            })?;
-            if let Some(e) = chunk_error(&client, &what, &chunk) {
-                return Err(e);
-            }
+            let (raw, chunk) = read_chunk(&client, &what, item)?;
             let mut delta = String::new();
             if let Some(d) = chunk.choices.first().and_then(|c| c.delta.as_ref()) {
                 if d.role.is_some() {
@@ -221,17 +227,7 @@ pub(crate) fn completion_stream(
     let what_end = what.clone();
     let responses = chunks
         .map(move |item| -> Result<CompletionResponse> {
-            let raw = item.map_err(|e| client.map_error(&what, e))?;
-            let chunk: WireChatCompletion = serde_json::from_value(raw.clone()).map_err(|e| {
-                Error::provider(
-                    crate::client::PROVIDER,
-                    format!("{what}: unreadable stream chunk ({e}): {raw}"),
-                    e,
-                )
-            })?;
-            if let Some(e) = chunk_error(&client, &what, &chunk) {
-                return Err(e);
-            }
+            let (raw, chunk) = read_chunk(&client, &what, item)?;
             let delta = chunk
                 .choices
                 .first()

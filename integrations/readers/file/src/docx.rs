@@ -2,8 +2,8 @@
 //! does it (docx2txt): headers, then the body, then footers.
 
 use crate::util::{
-    Nesting, PartParseError, PartReader, Utf8, file_name, merged, open_part, part_error,
-    read_bytes, run_guarded,
+    Nesting, PartParseError, PartReader, Utf8, archive_text, file_name, merged, open_part,
+    part_error,
 };
 use async_trait::async_trait;
 use quick_xml::events::Event;
@@ -68,17 +68,12 @@ impl DocxReader {
 #[async_trait]
 impl FileReader for DocxReader {
     async fn load_file(&self, path: &Path, extra_info: Metadata) -> Result<Vec<Document>> {
-        let limit = self.max_unzipped_bytes;
-        run_guarded(path, move |path| {
-            let bytes = read_bytes(path)?;
-            let text = docx_text(path, &bytes, limit)?;
-            let mut meta = Metadata::new();
-            meta.insert("file_name".into(), Value::String(file_name(path)));
-            Ok(vec![
-                Document::document(text).with_metadata_map(merged(meta, &extra_info)),
-            ])
-        })
-        .await
+        let text = archive_text(path, self.max_unzipped_bytes, docx_text).await?;
+        let mut meta = Metadata::new();
+        meta.insert("file_name".into(), Value::String(file_name(path)));
+        Ok(vec![
+            Document::document(text).with_metadata_map(merged(meta, &extra_info)),
+        ])
     }
 }
 

@@ -2,9 +2,7 @@
 //! manifest order turned into text, as LlamaIndex's `EpubReader` reads it.
 
 use crate::html::html_to_text_from;
-use crate::util::{
-    Nesting, PartParseError, PartReader, Utf8, open_part, part_error, read_bytes, run_guarded,
-};
+use crate::util::{Nesting, PartParseError, PartReader, Utf8, archive_text, open_part, part_error};
 use async_trait::async_trait;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
@@ -62,13 +60,8 @@ impl EpubReader {
 #[async_trait]
 impl FileReader for EpubReader {
     async fn load_file(&self, path: &Path, extra_info: Metadata) -> Result<Vec<Document>> {
-        let limit = self.max_unzipped_bytes;
-        run_guarded(path, move |path| {
-            let bytes = read_bytes(path)?;
-            let text = epub_text(path, &bytes, limit)?;
-            Ok(vec![Document::document(text).with_metadata_map(extra_info)])
-        })
-        .await
+        let text = archive_text(path, self.max_unzipped_bytes, epub_text).await?;
+        Ok(vec![Document::document(text).with_metadata_map(extra_info)])
     }
 }
 

@@ -31,6 +31,19 @@ where
         .map_err(|e| Error::failed(format!("reading {} failed", path.display()), e))?
 }
 
+/// The text of the archive (DOCX, EPUB) at `path`, made by `text` from its
+/// bytes inflating at most `max_unzipped_bytes`, guarded as [`run_guarded`] runs work.
+pub(crate) async fn archive_text(
+    path: &Path,
+    max_unzipped_bytes: u64,
+    text: fn(&Path, &[u8], u64) -> Result<String>,
+) -> Result<String> {
+    run_guarded(path, move |path| {
+        text(path, &read_bytes(path)?, max_unzipped_bytes)
+    })
+    .await
+}
+
 fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()

@@ -13,7 +13,8 @@ use crate::{
 use async_trait::async_trait;
 use ragloom_core::durable::{
     BuildRequest, BuildTransaction, DynKv, IndexBuild, IndexDir, IndexError, IndexLocation,
-    SimpleStores, StoreInfo, WriterGuard, build_prefix, copy_collections, import_suffix,
+    SimpleStores, StoreInfo, WriterGuard, build_prefix, check_manifest_source, copy_collections,
+    drop_builds, embedded_vectors, live_entry, live_if_named, own_build_name,
 };
 use ragloom_core::embeddings::{Embedding, EmbeddingCacheStore};
 use ragloom_core::error::{Error, Result};
@@ -23,9 +24,7 @@ use ragloom_core::schema::Node;
 use ragloom_core::storage::StorageContext;
 use ragloom_core::storage::docstore::DocStore;
 use ragloom_core::storage::kvstore::{KvBackend, KvValue};
-use ragloom_core::vector_stores::{
-    MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQueryMode,
-};
+use ragloom_core::vector_stores::{MetadataFilters, VectorStore, VectorStoreQueryMode};
 use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,18 +67,12 @@ impl PostgresLocation {
     /// This source's registry entry: its live build's name and vectors' length.
     fn read_entry(registry: &PostgresKv, key: &str) -> Result<Option<(String, usize)>> {
         registry.read(|t| {
-            let Some(v) = t.get(key, REGISTRY)? else {
-                return Ok(None);
-            };
-            let name = v.get("name").and_then(|n| n.as_str());
-            let dim = v.get("embed_dim").and_then(|d| d.as_u64());
-            match (name, dim) {
-                (Some(n), Some(d)) => Ok(Some((n.to_string(), d as usize))),
-                _ => Err(IndexError::Damaged {
-                    what: format!("the registry entry of {key} is damaged"),
-                }
-                .into()),
-            }
+            t.get(key, REGISTRY)?
+                .map(|v| {
+                    let entry = serde_json::Value::Object(v.into_owned());
+                    live_entry(&entry, &format!("the registry entry of {key}"))
+                })
+                .transpose()
         })
     }
 
@@ -107,16 +100,11 @@ impl PostgresLocation {
     }
 
     async fn drop_others(&self, key: &str, keep: Option<&str>) -> Result<Vec<(String, String)>> {
-        let mut kept = Vec::new();
-        for name in index_names(&self.url, &self.schema, &build_prefix(key)).await? {
-            // Only space: a build still in use is dropped by a later sync.
-            if Some(name.as_str()) != keep
-                && let Err(e) = drop_index(&self.url, &self.schema, &name).await
-            {
-                kept.push((name, e.to_string()));
-            }
-        }
-        Ok(kept)
+        let names = index_names(&self.url, &self.schema, &build_prefix(key)).await?;
+        Ok(drop_builds(names, keep, |name| async move {
+            drop_index(&self.url, &self.schema, &name).await
+        })
+        .await)
     }
 }
 
@@ -192,17 +180,12 @@ impl IndexLocation for PostgresLocation {
             Err(e) => return Err(e),
         };
         let build = self.build(store, dim, key);
-        if let Some(m) =
-            ragloom_core::durable::read_manifest(&*build.kv())?.filter(|m| m.source != key)
-        {
-            return Err(IndexError::Damaged {
-                what: format!(
-                    "the tables of {name} hold the index of {}, not of {key}; use another ?schema= for one of the two",
-                    m.source
-                ),
-            }
-            .into());
-        }
+        check_manifest_source(
+            &*build.kv(),
+            key,
+            &format!("the tables of {name}"),
+            "; use another ?schema= for one of the two",
+        )?;
         Ok(Some(Arc::new(build)))
     }
 
@@ -213,16 +196,8 @@ impl IndexLocation for PostgresLocation {
         live: Option<Arc<dyn IndexBuild>>,
         request: BuildRequest<'_>,
     ) -> Result<Arc<dyn IndexBuild>> {
-        let mut name = format!("{}{}", build_prefix(key), request.fingerprint);
-        if request.import {
-            name.push_str(&import_suffix());
-        }
-        if let Some(live) = live
-            && live
-                .as_any()
-                .downcast_ref::<PostgresBuild>()
-                .is_some_and(|b| b.store.name() == name)
-        {
+        let name = request.build_name(key);
+        if let Some(live) = live_if_named::<PostgresBuild>(live, &name) {
             return Ok(live);
         }
         let dim = request.dim().await?;
@@ -239,9 +214,7 @@ impl IndexLocation for PostgresLocation {
         key: &str,
         keep: Option<&dyn IndexBuild>,
     ) -> Result<Vec<(String, String)>> {
-        let keep = keep
-            .and_then(|b| b.as_any().downcast_ref::<PostgresBuild>())
-            .map(|b| b.store.name().to_string());
+        let keep = own_build_name::<PostgresBuild>(keep);
         self.drop_others(key, keep.as_deref()).await
     }
 
@@ -341,16 +314,10 @@ impl IndexBuild for PostgresBuild {
             .vector_store()
             .get_nodes_filtered(None, None)
             .await?;
-        let vectors = Arc::new(SimpleVectorStore::new());
-        let embedded: Vec<_> = nodes
-            .into_iter()
-            .filter(|n| n.embedding.is_some())
-            .collect();
-        vectors.add(&embedded).await?;
         Ok((
             copy_collections(&*self.store.kv(), doc_collections)?,
             copy_collections(&**index_kv.kvstore(), index_collections)?,
-            vectors,
+            embedded_vectors(nodes).await?,
         ))
     }
 

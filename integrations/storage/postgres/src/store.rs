@@ -33,13 +33,23 @@ pub struct PostgresStoreBuilder {
 }
 
 impl PostgresStoreBuilder {
-    /// Creates the schema and tables that are missing (default on, as in
-    /// LlamaIndex); off, a missing table is an `Error::NotFound` and nothing
-    /// is created (for readers without the right to create).
-    pub fn perform_setup(mut self, yes: bool) -> Self {
-        self.perform_setup = yes;
-        self
-    }
+    ragloom_core::setters!(
+        /// Creates the schema and tables that are missing (default on, as in
+        /// LlamaIndex); off, a missing table is an `Error::NotFound` and nothing
+        /// is created (for readers without the right to create).
+        perform_setup => perform_setup: bool,
+        /// The embedding length (default 1536).
+        embed_dim => embed_dim: usize,
+        /// The vector table gets PostgreSQL full text (`text_search_tsv`), for
+        /// text and hybrid queries (default off, as in LlamaIndex).
+        hybrid_search => hybrid_search: bool,
+        /// The text search configuration (default `english`).
+        text_search_config => text_search_config: impl Into<String>,
+        /// Nodes without an embedding are stored (found by text search only).
+        allow_missing_embeddings => allow_missing_embeddings: bool,
+        /// The key-value tables' `value` is `jsonb` (default `json`, as in LlamaIndex).
+        kv_jsonb => kv_jsonb: bool,
+    );
 
     /// The schema of every table (default `public`).
     pub fn schema(mut self, schema: impl Into<String>) -> Self {
@@ -52,37 +62,6 @@ impl PostgresStoreBuilder {
     /// (default `llamaindex`; letters, digits and `_`, at most [`MAX_NAME`]).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into().to_lowercase();
-        self
-    }
-
-    /// The embedding length (default 1536).
-    pub fn embed_dim(mut self, dim: usize) -> Self {
-        self.embed_dim = dim;
-        self
-    }
-
-    /// The vector table gets PostgreSQL full text (`text_search_tsv`), for
-    /// text and hybrid queries (default off, as in LlamaIndex).
-    pub fn hybrid_search(mut self, yes: bool) -> Self {
-        self.hybrid_search = yes;
-        self
-    }
-
-    /// The text search configuration (default `english`).
-    pub fn text_search_config(mut self, config: impl Into<String>) -> Self {
-        self.text_search_config = config.into();
-        self
-    }
-
-    /// Nodes without an embedding are stored (found by text search only).
-    pub fn allow_missing_embeddings(mut self, yes: bool) -> Self {
-        self.allow_missing_embeddings = yes;
-        self
-    }
-
-    /// The key-value tables' `value` is `jsonb` (default `json`, as in LlamaIndex).
-    pub fn kv_jsonb(mut self, yes: bool) -> Self {
-        self.kv_jsonb = yes;
         self
     }
 

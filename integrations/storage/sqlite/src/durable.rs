@@ -19,7 +19,7 @@ use crate::{
 use async_trait::async_trait;
 use ragloom_core::durable::{
     BuildRequest, BuildTransaction, DynKv, IndexBuild, IndexDir, IndexError, IndexLocation,
-    NodeSink, SimpleStores, StoreInfo, WriterGuard, copy_collections,
+    NodeSink, SimpleStores, StoreInfo, copy_collections,
 };
 use ragloom_core::embeddings::{Embedding, EmbeddingCacheStore};
 use ragloom_core::error::{Error, Result};
@@ -125,24 +125,16 @@ fn open_db(path: &Path, no_wait: bool, new: bool) -> Result<SqliteStore> {
 
 #[async_trait]
 impl IndexLocation for SqliteLocation {
+    // The writer lock is the default lock file: the transaction locks the
+    // database too, but only once the build is open, and a new build's
+    // leftovers are removed before that, under the lock file.
+
     fn kind(&self) -> &'static str {
         "sqlite"
     }
 
     fn label(&self) -> String {
         "embedded".into()
-    }
-
-    async fn lock_writer(
-        &self,
-        dir: &IndexDir,
-        _key: &str,
-        no_wait: bool,
-        on_wait: &(dyn Fn() + Send + Sync),
-    ) -> Result<WriterGuard> {
-        // The transaction locks the file too, but only once the build is
-        // open: a new build's leftovers are removed before that, under this lock.
-        Ok(WriterGuard::new(dir.lock_file(no_wait, on_wait).await?))
     }
 
     async fn open_live(

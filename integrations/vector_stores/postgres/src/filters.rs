@@ -103,6 +103,12 @@ impl<'a> FilterSql<'a> {
         )
     }
 
+    /// Binds a boolean or number as the text of a `numeric`.
+    fn bind_num(&mut self, value: &Value) -> String {
+        self.sql
+            .bind(Arg::Text(Self::num_text(value).unwrap_or_default()))
+    }
+
     fn num_text(value: &Value) -> Option<String> {
         match value {
             Value::Bool(b) => Some(if *b { "1" } else { "0" }.into()),
@@ -116,9 +122,7 @@ impl<'a> FilterSql<'a> {
         match wanted {
             Value::Null => format!("(jsonb_typeof({x}) = 'null')"),
             Value::Bool(_) | Value::Number(_) => {
-                let p = self
-                    .sql
-                    .bind(Arg::Text(Self::num_text(wanted).unwrap_or_default()));
+                let p = self.bind_num(wanted);
                 format!("COALESCE({} = {p}::numeric, FALSE)", Self::num(x))
             }
             Value::String(s) => {
@@ -131,11 +135,7 @@ impl<'a> FilterSql<'a> {
                     .enumerate()
                     .map(|(i, w)| self.eq(&format!("({x} -> {i})"), w))
                     .collect();
-                let all = if parts.is_empty() {
-                    "TRUE".to_string()
-                } else {
-                    parts.join(" AND ")
-                };
+                let all = all_of(&parts);
                 format!(
                     "(CASE WHEN jsonb_typeof({x}) <> 'array' THEN FALSE \
                      WHEN jsonb_array_length({x}) <> {} THEN FALSE ELSE ({all}) END)",
@@ -151,11 +151,7 @@ impl<'a> FilterSql<'a> {
                         format!("COALESCE({x} ? {kp} AND {inner}, FALSE)")
                     })
                     .collect();
-                let all = if parts.is_empty() {
-                    "TRUE".to_string()
-                } else {
-                    parts.join(" AND ")
-                };
+                let all = all_of(&parts);
                 format!(
                     "(CASE WHEN jsonb_typeof({x}) <> 'object' THEN FALSE \
                      WHEN (SELECT count(*) FROM jsonb_object_keys({x})) <> {} THEN FALSE \
@@ -170,9 +166,7 @@ impl<'a> FilterSql<'a> {
     fn cmp(&mut self, x: &str, wanted: &Value, op: &str) -> String {
         match wanted {
             Value::Bool(_) | Value::Number(_) => {
-                let p = self
-                    .sql
-                    .bind(Arg::Text(Self::num_text(wanted).unwrap_or_default()));
+                let p = self.bind_num(wanted);
                 format!("({} {op} {p}::numeric)", Self::num(x))
             }
             Value::String(s) => {
@@ -323,6 +317,15 @@ impl<'a> FilterSql<'a> {
             format!("strpos({x} #>> '{{}}', {p}) > 0")
         };
         format!("(CASE WHEN jsonb_typeof({x}) = 'string' THEN {found} END)")
+    }
+}
+
+/// `parts` joined by `AND`; `TRUE` when there are none (Python's `all([])`).
+fn all_of(parts: &[String]) -> String {
+    if parts.is_empty() {
+        "TRUE".to_string()
+    } else {
+        parts.join(" AND ")
     }
 }
 

@@ -190,58 +190,36 @@ impl PGVectorStoreBuilder {
         }
     }
 
-    /// Stores a node that has no embedding with a NULL `embedding` instead of
-    /// refusing it (off by default, as in LlamaIndex): text search finds such
-    /// rows, dense search ranks them last. For a keyword-only index.
-    pub fn allow_missing_embeddings(mut self, yes: bool) -> Self {
-        self.allow_missing_embeddings = yes;
-        self
-    }
-
-    /// The table's name without LlamaIndex's `data_` prefix (lowercased, as
-    /// Python does); letters, digits and `_` only.
-    pub fn table_name(mut self, name: impl Into<String>) -> Self {
-        self.table_name = name.into();
-        self
-    }
-
-    /// The schema (lowercased; created if missing and allowed).
-    pub fn schema_name(mut self, name: impl Into<String>) -> Self {
-        self.schema_name = name.into();
-        self
-    }
-
-    /// The embedding length, fixed by the `vector(n)` column.
-    pub fn embed_dim(mut self, dim: usize) -> Self {
-        self.embed_dim = dim;
-        self
-    }
-
-    /// Adds the `text_search_tsv` column (a generated `tsvector`) and its GIN
-    /// index to a table this store creates, enabling text and hybrid search.
-    pub fn hybrid_search(mut self, yes: bool) -> Self {
-        self.hybrid_search = yes;
-        self
-    }
-
-    /// The full-text configuration (`english` unless set), e.g. `simple`.
-    pub fn text_search_config(mut self, config: impl Into<String>) -> Self {
-        self.text_search_config = config.into();
-        self
-    }
-
-    /// `metadata_` as `jsonb` (default) or, with `false`, `json` as
-    /// LlamaIndex creates it by default. Existing tables are used as they are.
-    pub fn use_jsonb(mut self, yes: bool) -> Self {
-        self.use_jsonb = yes;
-        self
-    }
-
-    /// How vectors are compared (cosine unless set).
-    pub fn distance(mut self, distance: DistanceMethod) -> Self {
-        self.distance = distance;
-        self
-    }
+    ragloom_core::setters!(
+        /// Stores a node that has no embedding with a NULL `embedding` instead of
+        /// refusing it (off by default, as in LlamaIndex): text search finds such
+        /// rows, dense search ranks them last. For a keyword-only index.
+        allow_missing_embeddings => allow_missing_embeddings: bool,
+        /// The table's name without LlamaIndex's `data_` prefix (lowercased, as
+        /// Python does); letters, digits and `_` only.
+        table_name => table_name: impl Into<String>,
+        /// The schema (lowercased; created if missing and allowed).
+        schema_name => schema_name: impl Into<String>,
+        /// The embedding length, fixed by the `vector(n)` column.
+        embed_dim => embed_dim: usize,
+        /// Adds the `text_search_tsv` column (a generated `tsvector`) and its GIN
+        /// index to a table this store creates, enabling text and hybrid search.
+        hybrid_search => hybrid_search: bool,
+        /// The full-text configuration (`english` unless set), e.g. `simple`.
+        text_search_config => text_search_config: impl Into<String>,
+        /// `metadata_` as `jsonb` (default) or, with `false`, `json` as
+        /// LlamaIndex creates it by default. Existing tables are used as they are.
+        use_jsonb => use_jsonb: bool,
+        /// How vectors are compared (cosine unless set).
+        distance => distance: DistanceMethod,
+        /// Whether the first use creates the schema, the `vector` extension, the
+        /// table and its indexes when missing (on unless set, as in LlamaIndex).
+        perform_setup => perform_setup: bool,
+        /// How long an operation waits for a connection before failing (10 s
+        /// unless set; ignored with `from_pool`). A server that refuses
+        /// connections is retried until then.
+        acquire_timeout => acquire_timeout: Duration,
+    );
 
     /// Builds an HNSW index on the embeddings (if missing).
     pub fn hnsw(mut self, options: HnswOptions) -> Self {
@@ -255,24 +233,9 @@ impl PGVectorStoreBuilder {
         self
     }
 
-    /// Whether the first use creates the schema, the `vector` extension, the
-    /// table and its indexes when missing (on unless set, as in LlamaIndex).
-    pub fn perform_setup(mut self, yes: bool) -> Self {
-        self.perform_setup = yes;
-        self
-    }
-
     /// Most connections the pool opens (5 unless set; ignored with `from_pool`).
     pub fn max_connections(mut self, n: u32) -> Self {
         self.max_connections = n.max(1);
-        self
-    }
-
-    /// How long an operation waits for a connection before failing (10 s
-    /// unless set; ignored with `from_pool`). A server that refuses
-    /// connections is retried until then.
-    pub fn acquire_timeout(mut self, timeout: Duration) -> Self {
-        self.acquire_timeout = timeout;
         self
     }
 

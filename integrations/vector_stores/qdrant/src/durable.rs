@@ -8,8 +8,8 @@ use crate::{CommitMarkers, Generation, QdrantKv, QdrantVectorStore, admin};
 use async_trait::async_trait;
 use ragloom_core::durable::{
     BuildRequest, BuildTransaction, DynKv, IndexBuild, IndexDir, IndexError, IndexLocation,
-    SimpleStores, StoreInfo, WriterGuard, build_prefix, copy_collections, import_suffix,
-    read_manifest, store_keyword_retriever,
+    SimpleStores, StoreInfo, build_prefix, check_manifest_source, copy_collections, drop_builds,
+    embedded_vectors, live_entry, live_if_named, own_build_name, store_keyword_retriever,
 };
 use ragloom_core::embeddings::{Embedding, EmbeddingCacheStore};
 use ragloom_core::error::Result;
@@ -19,7 +19,7 @@ use ragloom_core::storage::StorageContext;
 use ragloom_core::storage::docstore::{DocStore, KvDocumentStore};
 use ragloom_core::storage::index_store::KvIndexStore;
 use ragloom_core::vector_stores::{
-    DEFAULT_VECTOR_STORE, MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQueryMode,
+    DEFAULT_VECTOR_STORE, MetadataFilters, VectorStore, VectorStoreQueryMode,
 };
 use std::any::Any;
 use std::fmt;
@@ -89,16 +89,9 @@ impl QdrantLocation {
         let Some(v) = self.markers()?.get(key).await? else {
             return Ok(None);
         };
-        let name = v.get("name").and_then(|n| n.as_str());
-        let dim = v.get("embed_dim").and_then(|d| d.as_u64());
+        let (name, dim) = live_entry(&v, &format!("the commit marker of {key}"))?;
         let generation = v.get("generation").and_then(|g| g.as_u64()).unwrap_or(0);
-        match (name, dim) {
-            (Some(n), Some(d)) => Ok(Some((n.to_string(), d as usize, generation))),
-            _ => Err(IndexError::Damaged {
-                what: format!("the commit marker of {key} is damaged"),
-            }
-            .into()),
-        }
+        Ok(Some((name, dim, generation)))
     }
 
     fn vector_store(&self, name: &str, g: Generation) -> Result<QdrantVectorStore> {
@@ -149,15 +142,12 @@ impl QdrantLocation {
             .iter()
             .map(|n| n.strip_suffix("_kv").unwrap_or(n).to_string())
             .collect();
-        let mut kept = Vec::new();
-        for name in builds {
-            if Some(name.as_str()) != keep
-                && let Err(e) = self.drop_build(&name).await
-            {
-                kept.push((name, e.to_string()));
-            }
-        }
-        Ok(kept)
+        Ok(drop_builds(
+            builds,
+            keep,
+            |name| async move { self.drop_build(&name).await },
+        )
+        .await)
     }
 }
 
@@ -179,17 +169,6 @@ impl IndexLocation for QdrantLocation {
         }
     }
 
-    async fn lock_writer(
-        &self,
-        dir: &IndexDir,
-        _key: &str,
-        no_wait: bool,
-        on_wait: &(dyn Fn() + Send + Sync),
-    ) -> Result<WriterGuard> {
-        // Writers of one source must run on one machine.
-        Ok(WriterGuard::new(dir.lock_file(no_wait, on_wait).await?))
-    }
-
     async fn open_live(
         &self,
         _dir: &IndexDir,
@@ -201,15 +180,7 @@ impl IndexLocation for QdrantLocation {
             return Ok(None);
         };
         let build = self.open(key, &name, dim, generation).await?;
-        if let Some(m) = read_manifest(&build.kv)?.filter(|m| m.source != key) {
-            return Err(IndexError::Damaged {
-                what: format!(
-                    "the collections of {name} hold the index of {}, not of {key}",
-                    m.source
-                ),
-            }
-            .into());
-        }
+        check_manifest_source(&build.kv, key, &format!("the collections of {name}"), "")?;
         Ok(Some(Arc::new(build)))
     }
 
@@ -220,21 +191,8 @@ impl IndexLocation for QdrantLocation {
         live: Option<Arc<dyn IndexBuild>>,
         request: BuildRequest<'_>,
     ) -> Result<Arc<dyn IndexBuild>> {
-        let mut name = format!(
-            "{}{}{}",
-            self.prefix,
-            build_prefix(key),
-            request.fingerprint
-        );
-        if request.import {
-            name.push_str(&import_suffix());
-        }
-        if let Some(live) = live
-            && live
-                .as_any()
-                .downcast_ref::<QdrantBuild>()
-                .is_some_and(|b| b.name == name)
-        {
+        let name = format!("{}{}", self.prefix, request.build_name(key));
+        if let Some(live) = live_if_named::<QdrantBuild>(live, &name) {
             return Ok(live);
         }
         let dim = request.dim().await?;
@@ -250,9 +208,7 @@ impl IndexLocation for QdrantLocation {
         key: &str,
         keep: Option<&dyn IndexBuild>,
     ) -> Result<Vec<(String, String)>> {
-        let keep = keep
-            .and_then(|b| b.as_any().downcast_ref::<QdrantBuild>())
-            .map(|b| b.name.clone());
+        let keep = own_build_name::<QdrantBuild>(keep);
         self.drop_others(key, keep.as_deref()).await
     }
 
@@ -350,19 +306,11 @@ impl IndexBuild for QdrantBuild {
         doc_collections: &[String],
         index_collections: &[String],
     ) -> Result<SimpleStores> {
-        let vectors = Arc::new(SimpleVectorStore::new());
-        let embedded: Vec<_> = self
-            .vectors
-            .get_nodes_with_embeddings(usize::MAX)
-            .await?
-            .into_iter()
-            .filter(|n| n.embedding.is_some())
-            .collect();
-        vectors.add(&embedded).await?;
+        let nodes = self.vectors.get_nodes_with_embeddings(usize::MAX).await?;
         Ok((
             copy_collections(&self.kv, doc_collections)?,
             copy_collections(&self.kv, index_collections)?,
-            vectors,
+            embedded_vectors(nodes).await?,
         ))
     }
 

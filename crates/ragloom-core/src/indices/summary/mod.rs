@@ -18,6 +18,7 @@ use crate::node_parser::SentenceSplitter;
 use crate::schema::Node;
 use crate::storage::StorageContext;
 use crate::transform::TransformComponent;
+use crate::utils::setters;
 use std::sync::{Arc, RwLock};
 
 /// An index that keeps its nodes in a list (LlamaIndex `SummaryIndex`, alias
@@ -38,17 +39,12 @@ pub struct SummaryIndexBuilder {
 }
 
 impl SummaryIndexBuilder {
-    /// Where nodes and the index struct go (default: in-memory stores).
-    pub fn storage_context(mut self, sc: StorageContext) -> Self {
-        self.storage_context = Some(sc);
-        self
-    }
-
-    /// Transformations applied to documents (default: one `SentenceSplitter`).
-    pub fn transformations(mut self, t: Vec<Arc<dyn TransformComponent>>) -> Self {
-        self.transformations = Some(t);
-        self
-    }
+    setters!(
+        /// Where nodes and the index struct go (default: in-memory stores).
+        storage_context => storage_context: StorageContext,
+        /// Transformations applied to documents (default: one `SentenceSplitter`).
+        transformations => transformations: Vec<Arc<dyn TransformComponent>>,
+    );
 
     /// Splits `documents` and indexes the nodes (`SummaryIndex.from_documents`).
     pub async fn from_documents(self, documents: &[Node]) -> Result<SummaryIndex> {

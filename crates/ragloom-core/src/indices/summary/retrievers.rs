@@ -2,13 +2,13 @@
 //! by embedding, or the nodes an LLM picks batch by batch ("Doc: n, Relevance: m").
 
 use super::SummaryIndex;
-use crate::embeddings::{Embedding, SimilarityMode, similarity};
+use crate::embeddings::{Embedding, SimilarityMode, embed_missing, query_embedding, similarity};
 use crate::error::{Error, Result};
 use crate::llms::{Llm, predict};
 use crate::prompts::{BasePromptTemplate, PromptDictType, PromptMixin, PromptTemplate};
 use crate::retrievers::Retriever;
 use crate::retrievers::bm25::top_k;
-use crate::schema::{MetadataMode, Node, NodeWithScore, QueryBundle};
+use crate::schema::{Node, NodeWithScore, QueryBundle};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -72,55 +72,14 @@ impl SummaryIndexEmbeddingRetriever {
         self.similarity_top_k = k;
         self
     }
-
-    async fn query_embedding(&self, query: &QueryBundle) -> Result<Vec<f32>> {
-        if let Some(e) = &query.embedding {
-            return Ok(e.clone());
-        }
-        let strs = query.embedding_strs();
-        let mut sum: Vec<f32> = Vec::new();
-        for s in &strs {
-            let e = self.embed_model.embed_query(s).await?;
-            if sum.is_empty() {
-                sum = e;
-            } else if sum.len() == e.len() {
-                sum.iter_mut().zip(&e).for_each(|(a, b)| *a += b);
-            } else {
-                return Err(Error::Other("query embeddings of different lengths".into()));
-            }
-        }
-        let n = strs.len().max(1) as f32;
-        sum.iter_mut().for_each(|x| *x /= n);
-        Ok(sum)
-    }
 }
 
 #[async_trait]
 impl Retriever for SummaryIndexEmbeddingRetriever {
     async fn retrieve(&self, query: &QueryBundle) -> Result<Vec<NodeWithScore>> {
         let mut nodes = self.index.nodes().await?;
-        let query_embedding = self.query_embedding(query).await?;
-        let missing: Vec<usize> = (0..nodes.len())
-            .filter(|&i| nodes[i].embedding.is_none())
-            .collect();
-        if !missing.is_empty() {
-            let texts: Vec<String> = missing
-                .iter()
-                .map(|&i| nodes[i].get_content(MetadataMode::Embed))
-                .collect();
-            let vectors = self.embed_model.embed_texts(&texts).await?;
-            if vectors.len() != missing.len() {
-                return Err(Error::Other(format!(
-                    "embedding model `{}` returned {} vectors for {} texts",
-                    self.embed_model.model_name(),
-                    vectors.len(),
-                    missing.len()
-                )));
-            }
-            for (i, v) in missing.into_iter().zip(vectors) {
-                nodes[i].embedding = Some(v);
-            }
-        }
+        let query_embedding = query_embedding(self.embed_model.as_ref(), query).await?;
+        embed_missing(self.embed_model.as_ref(), &mut nodes, false).await?;
         let mut scored = Vec::with_capacity(nodes.len());
         for (i, n) in nodes.iter().enumerate() {
             let e = n.embedding.as_deref().unwrap_or_default();

@@ -3,18 +3,18 @@
 
 use super::retriever::VectorIndexRetriever;
 use crate::data_structs::{IndexDict, IndexStruct};
-use crate::embeddings::{Embedding, embed_in_batches};
+use crate::embeddings::{Embedding, embed_missing};
 use crate::error::{Error, Result};
 use crate::indices::{RefreshPlan, record_hashes};
 use crate::ingestion::{run_transformations, run_transformations_parallel};
 use crate::node_parser::SentenceSplitter;
-use crate::schema::{MetadataMode, Node, NodeKind};
+use crate::schema::{Node, NodeKind};
 use crate::storage::{RefDocInfo, StorageContext};
 use crate::transform::TransformComponent;
+use crate::utils::setters;
 use crate::vector_stores::VectorStore;
 use indexmap::IndexMap;
 use std::sync::{Arc, RwLock};
-use tracing::Instrument;
 
 /// LlamaIndex's default `insert_batch_size`.
 pub(super) const DEFAULT_INSERT_BATCH_SIZE: usize = 2048;
@@ -47,33 +47,20 @@ pub struct VectorStoreIndexBuilder {
 }
 
 impl VectorStoreIndexBuilder {
-    /// Where nodes and vectors go (default: in-memory simple stores).
-    pub fn storage_context(mut self, sc: StorageContext) -> Self {
-        self.storage_context = Some(sc);
-        self
-    }
-
-    /// Transformations applied to documents (default: one `SentenceSplitter`).
-    pub fn transformations(mut self, t: Vec<Arc<dyn TransformComponent>>) -> Self {
-        self.transformations = Some(t);
-        self
-    }
+    setters!(
+        /// Transformations applied to documents (default: one `SentenceSplitter`).
+        transformations => transformations: Vec<Arc<dyn TransformComponent>>,
+        /// Where nodes and vectors go (default: in-memory simple stores).
+        storage_context => storage_context: StorageContext,
+        /// Keep nodes in the docstore even when the vector store keeps text.
+        store_nodes_override => store_nodes_override: bool,
+        /// Show progress bars while embedding.
+        show_progress => show_progress: bool,
+    );
 
     /// Nodes per vector-store insert (default 2048).
     pub fn insert_batch_size(mut self, n: usize) -> Self {
         self.insert_batch_size = n.max(1);
-        self
-    }
-
-    /// Keep nodes in the docstore even when the vector store keeps text.
-    pub fn store_nodes_override(mut self, yes: bool) -> Self {
-        self.store_nodes_override = yes;
-        self
-    }
-
-    /// Show progress bars while embedding.
-    pub fn show_progress(mut self, yes: bool) -> Self {
-        self.show_progress = yes;
         self
     }
 
@@ -318,35 +305,7 @@ impl VectorStoreIndex {
     /// Embeds the nodes that lack an embedding, in batches, reading the text
     /// an embedding model should see (`MetadataMode::Embed`).
     async fn with_embeddings(&self, mut nodes: Vec<Node>) -> Result<Vec<Node>> {
-        let missing: Vec<usize> = (0..nodes.len())
-            .filter(|&i| nodes[i].embedding.is_none())
-            .collect();
-        if missing.is_empty() {
-            return Ok(nodes);
-        }
-        let texts: Vec<String> = missing
-            .iter()
-            .map(|&i| nodes[i].get_content(MetadataMode::Embed))
-            .collect();
-        let span = tracing::info_span!(
-            "embedding",
-            model = self.embed_model.model_name(),
-            texts = texts.len()
-        );
-        let vectors = embed_in_batches(self.embed_model.as_ref(), &texts, self.show_progress)
-            .instrument(span)
-            .await?;
-        if vectors.len() != missing.len() {
-            return Err(Error::Other(format!(
-                "embedding model `{}` returned {} vectors for {} texts",
-                self.embed_model.model_name(),
-                vectors.len(),
-                missing.len()
-            )));
-        }
-        for (i, v) in missing.into_iter().zip(vectors) {
-            nodes[i].embedding = Some(v);
-        }
+        embed_missing(self.embed_model.as_ref(), &mut nodes, self.show_progress).await?;
         Ok(nodes)
     }
 

@@ -2,6 +2,7 @@
 //! nearest nodes, and fills in text from the docstore when the store keeps none.
 
 use super::base::VectorStoreIndex;
+use crate::embeddings::query_embedding;
 use crate::error::{Error, Result};
 use crate::retrievers::Retriever;
 use crate::schema::{Node, NodeWithScore, ObjectType, QueryBundle};
@@ -92,30 +93,6 @@ impl VectorIndexRetriever {
         self.hybrid_top_k = Some(k);
         self
     }
-
-    /// The mean of the embeddings of the query's embedding strings
-    /// (LlamaIndex `get_agg_embedding_from_queries`).
-    async fn query_embedding(&self, query: &QueryBundle) -> Result<Vec<f32>> {
-        if let Some(e) = &query.embedding {
-            return Ok(e.clone());
-        }
-        let model = self.index.embed_model();
-        let strs = query.embedding_strs();
-        let mut sum: Vec<f32> = Vec::new();
-        for s in &strs {
-            let e = model.embed_query(s).await?;
-            if sum.is_empty() {
-                sum = e;
-            } else if sum.len() == e.len() {
-                sum.iter_mut().zip(&e).for_each(|(a, b)| *a += b);
-            } else {
-                return Err(Error::Other("query embeddings of different lengths".into()));
-            }
-        }
-        let n = strs.len().max(1) as f32;
-        sum.iter_mut().for_each(|x| *x /= n);
-        Ok(sum)
-    }
 }
 
 impl VectorIndexRetriever {
@@ -140,7 +117,7 @@ impl Retriever for VectorIndexRetriever {
             VectorStoreQueryMode::TextSearch | VectorStoreQueryMode::Sparse
         );
         let embedding = if needs_embedding {
-            Some(self.query_embedding(query).await?)
+            Some(query_embedding(self.index.embed_model().as_ref(), query).await?)
         } else {
             query.embedding.clone()
         };

@@ -48,6 +48,20 @@ fn selected(
     }
 }
 
+/// The operation a selector asks for: `by_ids` on its list of ids, or
+/// `by_filter` on its filter.
+fn by_selector<T>(
+    s: Option<pb::PointsSelector>,
+    by_ids: impl FnOnce(Vec<PointId>) -> T,
+    by_filter: impl FnOnce(Filter) -> T,
+) -> Result<T, Status> {
+    match selected(s)? {
+        (Some(ids), _) => Ok(by_ids(ids)),
+        (None, Some(filter)) => Ok(by_filter(filter)),
+        (None, None) => Err(bad("Wrong input: points selector is required")),
+    }
+}
+
 fn set_payload_op(req: pb::SetPayloadPoints) -> Result<SetPayloadOp, Status> {
     let (points, filter) = selected(req.points_selector)?;
     Ok(SetPayloadOp {
@@ -110,11 +124,11 @@ impl Points for Service {
     ) -> Result<Response<pb::PointsOperationResponse>, Status> {
         let req = request.into_inner();
         let c = self.0.get(&req.collection_name)?;
-        let op = match selected(req.points)? {
-            (Some(ids), _) => PointOperations::DeletePoints { ids },
-            (None, Some(filter)) => PointOperations::DeletePointsByFilter(filter),
-            (None, None) => return Err(bad("Wrong input: points selector is required")),
-        };
+        let op = by_selector(
+            req.points,
+            |ids| PointOperations::DeletePoints { ids },
+            PointOperations::DeletePointsByFilter,
+        )?;
         apply(&c, UpdateOperation::PointOperation(op))
     }
 
@@ -191,11 +205,11 @@ impl Points for Service {
     ) -> Result<Response<pb::PointsOperationResponse>, Status> {
         let req = request.into_inner();
         let c = self.0.get(&req.collection_name)?;
-        let op = match selected(req.points)? {
-            (Some(points), _) => PayloadOps::ClearPayload { points },
-            (None, Some(filter)) => PayloadOps::ClearPayloadByFilter(filter),
-            (None, None) => return Err(bad("Wrong input: points selector is required")),
-        };
+        let op = by_selector(
+            req.points,
+            |points| PayloadOps::ClearPayload { points },
+            PayloadOps::ClearPayloadByFilter,
+        )?;
         apply(&c, UpdateOperation::PayloadOperation(op))
     }
 
