@@ -86,11 +86,14 @@ pub fn read_labelled_questions(path: &Path) -> Result<Vec<LabelledQuestion>> {
             continue;
         }
         let row: LabelledQuestion = serde_json::from_str(line).map_err(|e| {
-            Error::InvalidInput(format!(
-                "{} line {}: {e} (each line needs \"question\", \"file\" and \"answer_span\" strings)",
-                path.display(),
-                i + 1
-            ))
+            Error::invalid(
+                format!(
+                    "{} line {} (each line needs \"question\", \"file\" and \"answer_span\" strings)",
+                    path.display(),
+                    i + 1
+                ),
+                e,
+            )
         })?;
         if row.answer_span.trim().is_empty() && row.node_ids.is_empty() {
             return Err(Error::InvalidInput(format!(

@@ -163,11 +163,12 @@ pub async fn generate_qa_embedding_pairs(
         let Some(reply) = reply else {
             match options.on_failure {
                 OnFailure::Fail => {
-                    return Err(Error::Other(format!(
-                        "Failed to query LLM after {} retries: {}",
-                        options.retry_limit,
-                        last_error.map(|e| e.to_string()).unwrap_or_default()
-                    )));
+                    // Python's message, the last error kept as the cause.
+                    let what = format!("Failed to query LLM after {} retries", options.retry_limit);
+                    return Err(match last_error {
+                        Some(e) => Error::failed(what, e),
+                        None => Error::Other(what),
+                    });
                 }
                 OnFailure::Continue => continue,
             }
