@@ -6,16 +6,26 @@ use crate::out;
 use crate::ui::Ui;
 use futures::StreamExt;
 use ragloom::ProviderSpec;
-use ragloom::durable::{DurableIndex, IndexRetrievers, LiveIndex, Source};
+use ragloom::durable::{DurableIndex, HybridFusion, IndexRetrievers, LiveIndex, Source};
 use ragloom::query_engine::answer::{Answer, Answerer, NO_LLM_NOTE, score};
 use ragloom::query_engine::passage::Passage;
 use std::sync::Arc;
 
+/// What the front-ends retrieve with: the providers, hybrid fusion, top k.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Retrieval<'a> {
+    pub spec: &'a ProviderSpec,
+    pub fusion: HybridFusion,
+    pub top_k: usize,
+}
+
 /// The retrievers of an opened index, with dense search when the
-/// configured model is the one it was embedded with (else a warning).
+/// configured model is the one it was embedded with (else a warning),
+/// fused as configured.
 pub(crate) async fn retrievers(
     live: &LiveIndex,
     spec: &ProviderSpec,
+    fusion: HybridFusion,
     ui: &Ui,
 ) -> Result<IndexRetrievers, CliError> {
     // The model is built (a local one loads its weights) only when the
@@ -35,7 +45,7 @@ pub(crate) async fn retrievers(
             spec.embed.label()
         ));
     }
-    Ok(retrievers)
+    Ok(retrievers.with_fusion(fusion))
 }
 
 /// An opened index, ready to answer through the library's [`Answerer`].
@@ -51,10 +61,10 @@ impl Engine {
     pub(crate) async fn open(
         source: Source,
         index: &DurableIndex,
-        spec: &ProviderSpec,
-        top_k: usize,
+        retrieval: &Retrieval<'_>,
         ui: &Ui,
     ) -> Result<Self, CliError> {
+        let (spec, top_k) = (retrieval.spec, retrieval.top_k);
         let live = index.open().await?;
         if live.manifest().last_ingest.nodes_total == 0 {
             return Err(CliError::no_input(
@@ -62,7 +72,7 @@ impl Engine {
                 "add readable files to the folder and ingest it again",
             ));
         }
-        let retrievers = retrievers(&live, spec, ui).await?;
+        let retrievers = retrievers(&live, spec, retrieval.fusion, ui).await?;
         let retriever = retrievers.retriever(top_k, None)?;
         ui.detail(&format!(
             "retrieval: {}; llm: {}",

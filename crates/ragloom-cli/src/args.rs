@@ -70,6 +70,17 @@ pub(crate) struct GlobalArgs {
     #[arg(long, global = true, default_value_t = 4, value_name = "N")]
     pub top_k: usize,
 
+    /// How hybrid retrieval fuses keyword and vector results, LlamaIndex's
+    /// modes: reciprocal_rerank (the default), relative_score,
+    /// dist_based_score or simple.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub fusion: Option<String>,
+
+    /// The vector results' weight in the score-based fusions, 0 to 1
+    /// (default 0.5; the keyword results weigh the rest).
+    #[arg(long, global = true, value_name = "W")]
+    pub dense_weight: Option<String>,
+
     /// Machine-readable output: one JSON object per answer.
     #[arg(long, global = true)]
     pub json: bool,

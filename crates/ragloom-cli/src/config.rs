@@ -3,6 +3,7 @@
 
 use crate::args::GlobalArgs;
 use crate::error::CliError;
+use ragloom::durable::HybridFusion;
 use ragloom::{EmbedSpec, LlmSpec, ProviderSpec};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,47 @@ pub(crate) struct ConfigFile {
     /// Where indexes live (see `--store`).
     #[serde(default)]
     pub store: Option<String>,
+    /// How hybrid retrieval fuses (see `--fusion`).
+    #[serde(default)]
+    pub retrieval: Option<RetrievalConfig>,
+}
+
+/// The config file's `[retrieval]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RetrievalConfig {
+    /// A fusion mode's LlamaIndex name.
+    pub fusion: Option<String>,
+    /// The vector results' weight, 0 to 1.
+    pub dense_weight: Option<f64>,
+}
+
+/// The hybrid fusion from `flags`, then `env` (`RAGLOOM_FUSION`,
+/// `RAGLOOM_DENSE_WEIGHT`), then the file's `[retrieval]` table.
+pub(crate) fn fusion(
+    flags: &GlobalArgs,
+    env: impl Fn(&str) -> Option<String>,
+    file: Option<&RetrievalConfig>,
+) -> Result<HybridFusion, CliError> {
+    let file_weight = file.and_then(|f| f.dense_weight).map(|w| w.to_string());
+    let from_file = HybridFusion::parse(
+        file.and_then(|f| f.fusion.as_deref()),
+        file_weight.as_deref(),
+        HybridFusion::default(),
+    );
+    let mode = flags.fusion.clone().or_else(|| env("RAGLOOM_FUSION"));
+    let weight = flags
+        .dense_weight
+        .clone()
+        .or_else(|| env("RAGLOOM_DENSE_WEIGHT"));
+    from_file
+        .and_then(|base| HybridFusion::parse(mode.as_deref(), weight.as_deref(), base))
+        .map_err(|e| {
+            CliError::config(
+                e.input_problem().unwrap_or_else(|| e.to_string()),
+                "--fusion takes reciprocal_rerank, relative_score, dist_based_score or simple",
+            )
+        })
 }
 
 /// The default config file: `<config dir>/ragloom/config.toml`.
@@ -44,7 +86,7 @@ pub(crate) fn read_config(path: &Path, required: bool) -> Result<ConfigFile, Cli
     toml::from_str(&text).map_err(|e| {
         CliError::config(
             format!("config file {} is not valid: {e}", path.display()),
-            "it takes `store = \"...\"` and [llm] and [embed] tables, e.g. [llm] provider = \"ollama\" model = \"llama3.2\"",
+            "it takes `store = \"...\"` and [llm], [embed] and [retrieval] tables, e.g. [llm] provider = \"ollama\" model = \"llama3.2\"",
         )
     })
 }
@@ -104,6 +146,38 @@ mod tests {
 
     fn none(_: &str) -> Option<String> {
         None
+    }
+
+    #[test]
+    fn fusion_comes_from_flags_then_env_then_file() {
+        use ragloom::retrievers::FusionMode::{DistBasedScore, RelativeScore, Simple};
+        let file: ConfigFile =
+            toml::from_str("[retrieval]\nfusion = \"dist_based_score\"\ndense_weight = 0.3\n")
+                .unwrap();
+        let (table, no_flags) = (file.retrieval.as_ref(), GlobalArgs::default());
+        let got = |flags: &GlobalArgs, env: &dyn Fn(&str) -> Option<String>| {
+            let f = fusion(flags, env, table).unwrap();
+            (f.mode, f.dense_weight)
+        };
+        assert_eq!(got(&no_flags, &none), (DistBasedScore, 0.3));
+        let env = |k: &str| (k == "RAGLOOM_FUSION").then(|| "relative_score".to_string());
+        assert_eq!(got(&no_flags, &env), (RelativeScore, 0.3));
+        let flags = GlobalArgs {
+            fusion: Some("simple".into()),
+            dense_weight: Some("0.9".into()),
+            ..Default::default()
+        };
+        assert_eq!(got(&flags, &env), (Simple, 0.9));
+        let flags = GlobalArgs {
+            dense_weight: Some("1.5".into()),
+            ..Default::default()
+        };
+        assert!(
+            fusion(&flags, none, None)
+                .unwrap_err()
+                .to_string()
+                .contains("1.5")
+        );
     }
 
     #[test]

@@ -4,12 +4,12 @@
 use crate::error::{CliError, exit};
 use crate::ui::Ui;
 use crate::{chat, out};
+use ragloom::Result;
 use ragloom::durable::{DurableIndex, Source};
 use ragloom::evaluation::{
     EvalReport, LabelledQuestion, MakeRerank, RetrievalMode, compare_retrieval,
     generate_labelled_questions, judge_answers, read_labelled_questions,
 };
-use ragloom::{ProviderSpec, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -68,10 +68,11 @@ fn reranker(_folder: &Path) -> Result<MakeRerank, CliError> {
 pub(crate) async fn run(
     source: &Source,
     index: &DurableIndex,
-    spec: &ProviderSpec,
+    retrieval: &crate::answer::Retrieval<'_>,
     plan: &EvalPlan,
     ui: &Ui,
 ) -> Result<(), CliError> {
+    let spec = retrieval.spec;
     let live = index.open_live().await?.ok_or_else(|| {
         CliError::no_input(
             format!("nothing is ingested for {}", source.key),
@@ -110,7 +111,7 @@ pub(crate) async fn run(
             ));
         }
     };
-    let retrievers = Arc::new(crate::answer::retrievers(&live, spec, ui).await?);
+    let retrievers = Arc::new(crate::answer::retrievers(&live, spec, retrieval.fusion, ui).await?);
     let rerank = plan.reranker.as_deref().map(reranker).transpose()?;
     let modes = RetrievalMode::for_index(&retrievers, rerank);
     let compared = compare_retrieval(&modes, &questions, &plan.top_ks, &source.key, ui.progress());

@@ -21,7 +21,7 @@ use args::{Cli, Command, FolderArg};
 use clap::Parser;
 use error::{CliError, exit};
 use ragloom::ProviderSpec;
-use ragloom::durable::{DurableIndex, IndexLocation, Source, StoreUrl, SyncReport};
+use ragloom::durable::{DurableIndex, HybridFusion, IndexLocation, Source, StoreUrl, SyncReport};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -75,6 +75,7 @@ fn main() -> ExitCode {
 struct Ctx {
     root: PathBuf,
     spec: ProviderSpec,
+    fusion: HybridFusion,
     location: Arc<dyn IndexLocation>,
     top_k: usize,
     ui: Ui,
@@ -92,9 +93,18 @@ impl Ctx {
         Ok((source, index))
     }
 
+    /// What answering and evaluation retrieve with.
+    fn retrieval(&self) -> answer::Retrieval<'_> {
+        answer::Retrieval {
+            spec: &self.spec,
+            fusion: self.fusion,
+            top_k: self.top_k,
+        }
+    }
+
     async fn engine(&self, files: Option<&str>) -> Result<answer::Engine, CliError> {
         let (source, index) = self.index(files)?;
-        answer::Engine::open(source, &index, &self.spec, self.top_k, &self.ui).await
+        answer::Engine::open(source, &index, &self.retrieval(), &self.ui).await
     }
 }
 
@@ -105,7 +115,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         verbose: g.verbose,
     };
     let root = store::persist_root(g.persist_dir.as_deref())?;
-    let (spec, store_url) = providers(g)?;
+    let (spec, fusion, store_url) = providers(g)?;
     let location = store_url.connect()?;
     ui.detail(&format!(
         "persist root: {}; store: {}; llm: {}; embedding: {}",
@@ -117,6 +127,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     let cx = Ctx {
         root,
         spec,
+        fusion,
         location,
         top_k: g.top_k,
         ui,
@@ -162,7 +173,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 report: a.report.clone(),
                 answer_top_k: cx.top_k,
             };
-            eval::run(&source, &index, &cx.spec, &plan, ui).await
+            eval::run(&source, &index, &cx.retrieval(), &plan, ui).await
         }
         Command::Serve(a) => serve_http(a, &cx).await,
         Command::Mcp(a) => {
@@ -200,7 +211,7 @@ async fn rag(cx: &Ctx, a: &args::RagArgs) -> Result<(), CliError> {
         }
     }
     store::remember_last(&cx.root, &source)?;
-    let engine = answer::Engine::open(source, &index, &cx.spec, cx.top_k, ui).await?;
+    let engine = answer::Engine::open(source, &index, &cx.retrieval(), ui).await?;
     if let Some(q) = &a.question {
         let answer = engine.answer(q, ui).await?;
         if ui.json {
@@ -287,6 +298,7 @@ fn server_of(
             name,
             index,
             cx.spec.clone(),
+            cx.fusion,
             llm.clone(),
             follow_links,
         )));
@@ -371,7 +383,7 @@ async fn serve_http(a: &args::ServeArgs, cx: &Ctx) -> Result<(), CliError> {
 }
 
 /// Providers and the store, from flags, environment and config file.
-fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, StoreUrl), CliError> {
+fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, HybridFusion, StoreUrl), CliError> {
     let (path, required): (Option<PathBuf>, bool) = match &g.config {
         Some(p) => (Some(p.clone()), true),
         None => (config::default_config_path(), false),
@@ -397,7 +409,8 @@ fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, StoreUrl), CliError>
         })?,
         None => StoreUrl::Embedded,
     };
-    Ok((config::resolve(g, env, file)?, location))
+    let fusion = config::fusion(g, env, file.retrieval.as_ref())?;
+    Ok((config::resolve(g, env, file)?, fusion, location))
 }
 
 /// The source named by `--files`, else the one used last.

@@ -5,7 +5,7 @@ use crate::error::{CliError, exit};
 use crate::ingest::{self, IngestOptions};
 use crate::ui::Ui;
 use async_trait::async_trait;
-use ragloom::durable::{DurableIndex, IndexRetrievers, Manifest, Source};
+use ragloom::durable::{DurableIndex, HybridFusion, IndexRetrievers, Manifest, Source};
 use ragloom::retrievers::Retriever;
 use ragloom::vector_stores::MetadataFilters;
 use ragloom::{Llm, ProviderSpec};
@@ -34,6 +34,7 @@ pub(crate) struct CliIndex {
 struct Shared {
     index: DurableIndex,
     spec: ProviderSpec,
+    fusion: HybridFusion,
     llm: Option<Arc<dyn Llm>>,
     uploads_dir: PathBuf,
     /// Whether upload jobs' ingests read links out of the served folder.
@@ -80,6 +81,7 @@ impl CliIndex {
         name: String,
         index: DurableIndex,
         spec: ProviderSpec,
+        fusion: HybridFusion,
         llm: Option<Arc<dyn Llm>>,
         follow_links: bool,
     ) -> Self {
@@ -89,6 +91,7 @@ impl CliIndex {
             shared: Arc::new(Shared {
                 index,
                 spec,
+                fusion,
                 llm,
                 uploads_dir,
                 follow_links,
@@ -121,7 +124,7 @@ impl Shared {
             c.checked = Instant::now();
             return Ok((c.view.clone(), c.manifest.clone()));
         }
-        let retrievers = crate::answer::retrievers(&live, &self.spec, &QUIET)
+        let retrievers = crate::answer::retrievers(&live, &self.spec, self.fusion, &QUIET)
             .await
             .map_err(serve_error)?;
         let view = Arc::new(IndexView {

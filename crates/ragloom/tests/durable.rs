@@ -656,3 +656,90 @@ fn server_indexes_written_by_the_earlier_command_line_open_and_sync_nothing() {
     }
     let _ = std::fs::remove_dir_all(at);
 }
+
+/// Hybrid retrieval fuses as the index's retrievers are told: the default
+/// (reciprocal rank, equal weights) on every store, a weighted score fusion
+/// in process on every store, each equal to `QueryFusionRetriever` over the
+/// same dense and keyword retrievers.
+#[test]
+fn hybrid_fusion_follows_the_setting_on_every_store() {
+    use ragloom::durable::{EmbedModel, HybridFusion};
+    use ragloom::embeddings::HashEmbedding;
+    use ragloom::retrievers::{FusionMode, QueryFusionRetriever, Retriever};
+    use std::sync::Arc;
+
+    let ids = |nodes: &[ragloom::schema::NodeWithScore]| -> Vec<(String, String)> {
+        nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.node.get_text().to_owned(),
+                    format!("{:.6}", n.score.unwrap_or(f32::NAN)),
+                )
+            })
+            .collect()
+    };
+    let question = "Who repainted the boat in the harbour?".into();
+    for store in stores() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, data) = (tmp.path().join("index"), tmp.path().join("docs"));
+        book_corpus(&data, 0..6, 0..0);
+        let index = store.index(&root, &data, "fusion");
+        let embed = EmbedModel::new(
+            Arc::new(HashEmbedding::new(32)),
+            serde_json::json!({"hash": 32}),
+        );
+        let rt = runtime();
+        let opts = SyncOptions {
+            embed: Some(embed.clone()),
+            ..options()
+        };
+        rt.block_on(index.sync(&opts)).unwrap();
+        let live = rt.block_on(index.open()).unwrap();
+        let retrievers = rt.block_on(live.retrievers(Some(&embed))).unwrap();
+        assert_eq!(retrievers.retrieval, "hybrid", "{}", store.kind);
+        let by_hand = |mode: FusionMode, weights: Vec<f64>| -> Vec<(String, String)> {
+            let fused = QueryFusionRetriever::builder(vec![
+                retrievers.vector(4).unwrap(),
+                retrievers.keyword(4).unwrap(),
+            ])
+            .mode(mode)
+            .retriever_weights(weights)
+            .num_queries(1)
+            .similarity_top_k(4)
+            .build()
+            .unwrap();
+            ids(&rt.block_on(fused.retrieve(&question)).unwrap())
+        };
+        let weighted = HybridFusion::new(FusionMode::RelativeScore, 0.8).unwrap();
+        let fused = retrievers
+            .clone()
+            .with_fusion(weighted)
+            .retriever(4, None)
+            .unwrap();
+        let got = ids(&rt.block_on(fused.retrieve(&question)).unwrap());
+        assert_eq!(
+            got,
+            by_hand(FusionMode::RelativeScore, vec![0.8, 0.2]),
+            "{}",
+            store.kind
+        );
+        assert_eq!(got.len(), 4, "{}", store.kind);
+        let default = retrievers.retriever(4, None).unwrap();
+        let got = rt.block_on(default.retrieve(&question)).unwrap();
+        assert_eq!(got.len(), 4, "{}", store.kind);
+        if store.kind != "qdrant" {
+            // Qdrant fuses by reciprocal rank in its own query; elsewhere the
+            // default is the same fusion in process.
+            assert_eq!(
+                ids(&got),
+                by_hand(FusionMode::ReciprocalRank, vec![0.5, 0.5]),
+                "{}",
+                store.kind
+            );
+        }
+        assert!(HybridFusion::new(FusionMode::Simple, 1.5).is_err());
+        assert!(HybridFusion::new(FusionMode::Simple, f64::NAN).is_err());
+        clear(&index);
+    }
+}

@@ -3,6 +3,7 @@
 
 use super::IndexError;
 use super::dir::IndexDir;
+use super::fusion::HybridFusion;
 use super::location::{BuildRequest, BuildTransaction, IndexBuild, IndexLocation, WriterGuard};
 use super::manifest::{MANIFEST_FORMAT, Manifest, SyncReport, read_manifest, write_manifest};
 use super::settings::{BuildSettings, EmbedModel, no_model};
@@ -11,7 +12,7 @@ use super::sync::{SyncEvent, SyncOptions, Target, collect_garbage, sync};
 use crate::embeddings::Embedding;
 use crate::error::Result;
 use crate::indices::VectorStoreIndex;
-use crate::retrievers::{FusionMode, QueryFusionRetriever, Retriever};
+use crate::retrievers::Retriever;
 use crate::storage::docstore::DocStore;
 use crate::vector_stores::{MetadataFilters, VectorStoreQueryMode};
 use std::path::{Path, PathBuf};
@@ -241,6 +242,7 @@ impl LiveIndex {
 pub struct IndexRetrievers {
     build: Arc<dyn IndexBuild>,
     dense: Option<VectorStoreIndex>,
+    fusion: HybridFusion,
     /// `bm25`, `fulltext`, `sparse` (the store's keyword search) or `hybrid`.
     pub retrieval: &'static str,
     /// The index has vectors of another model than the one given: dense
@@ -255,6 +257,7 @@ impl LiveIndex {
         let mut this = IndexRetrievers {
             build: self.build.clone(),
             dense: None,
+            fusion: HybridFusion::default(),
             retrieval: self.build.keyword_kind(),
             other_model: false,
         };
@@ -274,9 +277,22 @@ impl LiveIndex {
 }
 
 impl IndexRetrievers {
+    /// Fuses keyword and dense results as `fusion` says (default:
+    /// reciprocal rank, equal weights).
+    pub fn with_fusion(mut self, fusion: HybridFusion) -> Self {
+        self.fusion = fusion;
+        self
+    }
+
+    /// The fusion of hybrid retrieval.
+    pub fn fusion(&self) -> HybridFusion {
+        self.fusion
+    }
+
     /// A retriever of the `top_k` best nodes matching `filters`: keyword
-    /// search, fused with dense search by reciprocal rank (in the store,
-    /// where it fuses them itself).
+    /// search, fused with dense search as [`with_fusion`](Self::with_fusion)
+    /// says (reciprocal rank by default, in the store where it fuses them
+    /// itself).
     pub fn retriever(
         &self,
         top_k: usize,
@@ -290,18 +306,12 @@ impl IndexRetrievers {
         if let Some(f) = filters {
             dense = dense.filters(f);
         }
-        if self.build.fuses_hybrid() {
+        if self.build.fuses_hybrid() && self.fusion.is_default() {
             return Ok(Arc::new(
                 dense.vector_store_query_mode(VectorStoreQueryMode::Hybrid),
             ));
         }
-        Ok(Arc::new(
-            QueryFusionRetriever::builder(vec![Arc::new(dense), keyword])
-                .mode(FusionMode::ReciprocalRank)
-                .num_queries(1)
-                .similarity_top_k(top_k)
-                .build()?,
-        ))
+        self.fusion.retriever(Arc::new(dense), keyword, top_k)
     }
 
     /// Keyword retrieval alone.

@@ -25,6 +25,7 @@
 //! [`BuildTransaction`]; the SQLite, PostgreSQL and Qdrant crates do.
 
 mod dir;
+mod fusion;
 mod index;
 mod kv;
 mod listing;
@@ -41,6 +42,7 @@ mod writer;
 
 pub use crate::error::{FolderProblem, IndexError};
 pub use dir::IndexDir;
+pub use fusion::HybridFusion;
 pub use index::{DurableIndex, IndexRetrievers, LiveIndex, NewBuild};
 pub use kv::{DynKv, copy_collections};
 pub use llamaindex::Exported;
