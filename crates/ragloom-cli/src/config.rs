@@ -149,6 +149,17 @@ mod tests {
     }
 
     #[test]
+    fn the_config_file_docs_cli_md_shows_reads() {
+        let doc = include_str!("../../../docs/cli.md");
+        let start = doc.find("# ~/.config/ragloom/config.toml").unwrap();
+        let block = &doc[start..start + doc[start..].find("```").unwrap()];
+        let file: ConfigFile = toml::from_str(block).unwrap();
+        let f = fusion(&GlobalArgs::default(), none, file.retrieval.as_ref()).unwrap();
+        assert_eq!(f.dense_weight, 0.7);
+        assert!(file.llm.is_some() && file.embed.is_some());
+    }
+
+    #[test]
     fn fusion_comes_from_flags_then_env_then_file() {
         use ragloom::retrievers::FusionMode::{DistBasedScore, RelativeScore, Simple};
         let file: ConfigFile =

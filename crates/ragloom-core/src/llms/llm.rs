@@ -288,9 +288,7 @@ pub fn stream_chat_response_to_completion_response(
 }
 
 /// The text deltas of a chat stream (LlamaIndex's `stream_chat_response_to_tokens`).
-pub fn stream_chat_response_to_tokens(
-    stream: ChatResponseStream,
-) -> BoxStream<'static, Result<String>> {
+pub fn stream_chat_response_to_tokens(stream: ChatResponseStream) -> TokenStream {
     deltas(stream, |r| r.delta)
 }
 
@@ -299,6 +297,7 @@ pub fn stream_completion_response_to_tokens(stream: CompletionResponseStream) ->
     deltas(stream, |r| r.delta)
 }
 
+/// A stream of text deltas (what rustdoc shows expanded).
 type TokenStream = BoxStream<'static, Result<String>>;
 
 /// Each item's delta (empty when it has none), errors passed on.

@@ -44,6 +44,20 @@ fn client(server: &ReplayServer, credentials: OAuthCredentials) -> SlackClient {
     SlackClient::new(credentials).with_base_url(&format!("{}/api/", server.uri()))
 }
 
+/// A client whose access token `xoxe.xoxb-old` Slack will say expired, and
+/// whose rotating refresh token renews it at the server's `oauth.v2.access`.
+fn rotating_client(server: &ReplayServer) -> SlackClient {
+    let creds = OAuthCredentials::refreshable(
+        "1111.2222",
+        Some("app-secret".into()),
+        "xoxe-1-old-refresh",
+        &format!("{}/api/oauth.v2.access", server.uri()),
+    )
+    .unwrap()
+    .with_access_token("xoxe.xoxb-old", None);
+    client(server, creds)
+}
+
 /// The reader as the recording made it: dates set, `api.test` checked.
 async fn dated_spec(server: &ReplayServer) -> SlackToolSpec {
     server.push(replies("slack_construct"));
@@ -201,15 +215,7 @@ async fn fetch_channels_answers_slack_s_channels_as_python_prints_them() {
 #[tokio::test]
 async fn a_rotating_token_is_renewed_when_slack_says_it_expired() {
     let server = ReplayServer::start().await;
-    let creds = OAuthCredentials::refreshable(
-        "1111.2222",
-        Some("app-secret".into()),
-        "xoxe-1-old-refresh",
-        &format!("{}/api/oauth.v2.access", server.uri()),
-    )
-    .unwrap()
-    .with_access_token("xoxe.xoxb-old", None);
-    let slack = client(&server, creds);
+    let slack = rotating_client(&server);
     server.push([
         ReplayReply::new(200, json!({"ok": false, "error": "token_expired"})),
         ReplayReply::new(200, json!({"ok": true, "access_token": "xoxe.xoxb-new", "token_type": "bot",
@@ -426,15 +432,7 @@ async fn a_refused_token_while_reading_is_an_error_not_an_empty_channel() {
 #[tokio::test]
 async fn a_call_dropped_mid_refresh_still_keeps_the_rotated_token() {
     let server = ReplayServer::start().await;
-    let creds = OAuthCredentials::refreshable(
-        "1111.2222",
-        Some("app-secret".into()),
-        "xoxe-1-old-refresh",
-        &format!("{}/api/oauth.v2.access", server.uri()),
-    )
-    .unwrap()
-    .with_access_token("xoxe.xoxb-old", None);
-    let slack = client(&server, creds);
+    let slack = rotating_client(&server);
     server.push([
         ReplayReply::new(200, json!({"ok": false, "error": "token_expired"})),
         ReplayReply::new(
