@@ -15,7 +15,7 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Retrieval<'a> {
     pub spec: &'a ProviderSpec,
-    pub fusion: HybridFusion,
+    pub fusion: Option<HybridFusion>,
     pub top_k: usize,
 }
 
@@ -25,7 +25,7 @@ pub(crate) struct Retrieval<'a> {
 pub(crate) async fn retrievers(
     live: &LiveIndex,
     spec: &ProviderSpec,
-    fusion: HybridFusion,
+    fusion: Option<HybridFusion>,
     ui: &Ui,
 ) -> Result<IndexRetrievers, CliError> {
     // The model is built (a local one loads its weights) only when the

@@ -242,6 +242,15 @@ pub(crate) struct EvalArgs {
     /// Write a self-contained HTML report (charts, the worst questions) here.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
+    /// Instead, compare hybrid fusion settings at --top-k: each mode, dense
+    /// weights 0.2 to 0.8; chosen on the set's literal questions, reported
+    /// on its paraphrased ones.
+    #[arg(long)]
+    pub tune_fusion: bool,
+    /// With --tune-fusion: record the best in the index, used wherever no
+    /// --fusion, RAGLOOM_FUSION or [retrieval] table sets one.
+    #[arg(long, requires = "tune_fusion")]
+    pub record: bool,
     #[command(flatten)]
     pub folder: FolderArg,
 }

@@ -1,30 +1,19 @@
 //! `ragloom eval`: the library's retrieval comparison over the index of a
 //! source (a labelled question set, or questions the LLM writes), printed.
 
+use crate::args::EvalArgs;
 use crate::error::{CliError, exit};
 use crate::ui::Ui;
 use crate::{chat, out};
 use ragloom::Result;
-use ragloom::durable::{DurableIndex, Source};
+use ragloom::durable::{DurableIndex, HybridFusion, IndexRetrievers, Source, SyncOptions};
 use ragloom::evaluation::{
-    EvalReport, LabelledQuestion, MakeRerank, RetrievalMode, compare_retrieval,
-    generate_labelled_questions, judge_answers, read_labelled_questions,
+    DEFAULT_DENSE_WEIGHTS, EvalReport, LabelledQuestion, MakeRerank, RetrievalMode,
+    compare_retrieval, generate_labelled_questions, judge_answers, read_labelled_questions,
+    tune_fusion,
 };
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-
-/// What `ragloom eval` was asked to do.
-#[derive(Debug)]
-pub(crate) struct EvalPlan {
-    pub dataset: Option<PathBuf>,
-    pub generate: Option<usize>,
-    pub top_ks: Vec<usize>,
-    pub reranker: Option<PathBuf>,
-    pub judge: Option<usize>,
-    pub report: Option<PathBuf>,
-    /// The top_k answers are judged at.
-    pub answer_top_k: usize,
-}
 
 /// A library refusal of the flags' values is bad usage here.
 fn usage<T>(result: Result<T>, hint: &str) -> Result<T, CliError> {
@@ -69,10 +58,10 @@ pub(crate) async fn run(
     source: &Source,
     index: &DurableIndex,
     retrieval: &crate::answer::Retrieval<'_>,
-    plan: &EvalPlan,
+    plan: &EvalArgs,
     ui: &Ui,
 ) -> Result<(), CliError> {
-    let spec = retrieval.spec;
+    let (spec, top_k) = (retrieval.spec, retrieval.top_k);
     let live = index.open_live().await?.ok_or_else(|| {
         CliError::no_input(
             format!("nothing is ingested for {}", source.key),
@@ -112,15 +101,18 @@ pub(crate) async fn run(
         }
     };
     let retrievers = Arc::new(crate::answer::retrievers(&live, spec, retrieval.fusion, ui).await?);
+    if plan.tune_fusion {
+        return tune(index, &retrievers, &questions, top_k, plan.record, ui).await;
+    }
     let rerank = plan.reranker.as_deref().map(reranker).transpose()?;
     let modes = RetrievalMode::for_index(&retrievers, rerank);
-    let compared = compare_retrieval(&modes, &questions, &plan.top_ks, &source.key, ui.progress());
+    let compared = compare_retrieval(&modes, &questions, &plan.at, &source.key, ui.progress());
     let (retrieval, per_question) = usage(compared.await, "e.g. --at 2,4,8")?;
     let judged = match (plan.judge, &llm) {
         (Some(n), Some(llm)) if n > 0 => {
             let best = modes.last().expect("at least the keyword mode");
             let asked = &questions[..n.min(questions.len())];
-            let (k, show) = (plan.answer_top_k, ui.progress());
+            let (k, show) = (top_k, ui.progress());
             Some(judge_answers(asked, best, k, llm.clone(), show).await?)
         }
         (Some(_), None) => {
@@ -148,35 +140,31 @@ pub(crate) async fn run(
     if ui.json {
         return chat::print_json(&report);
     }
-    print_table(&report)
+    out::line(report.to_string())
 }
 
-fn print_table(report: &EvalReport) -> Result<(), CliError> {
-    out::line(format!(
-        "{} questions ({}) over {}",
-        report.questions, report.dataset, report.source
-    ))?;
-    out::line(format!(
-        "{:<16} {:>5} {:>9} {:>7} {:>9} {:>9}",
-        "mode", "top_k", "hit rate", "MRR", "p50 ms", "p95 ms"
-    ))?;
-    for m in &report.retrieval {
-        out::line(format!(
-            "{:<16} {:>5} {:>9.3} {:>7.3} {:>9.2} {:>9.2}",
-            m.mode, m.top_k, m.hit_rate, m.mrr, m.latency_ms_p50, m.latency_ms_p95
-        ))?;
+/// Compares hybrid fusion settings at `top_k`, prints them, and with
+/// `record` records the best in the index.
+async fn tune(
+    index: &DurableIndex,
+    retrievers: &IndexRetrievers,
+    questions: &[LabelledQuestion],
+    top_k: usize,
+    record: bool,
+    ui: &Ui,
+) -> Result<(), CliError> {
+    let hint = "ingest with an embedding model (--embed) to compare fusions";
+    let candidates = HybridFusion::candidates(&DEFAULT_DENSE_WEIGHTS)?;
+    let tuned = tune_fusion(retrievers, questions, &candidates, top_k, ui.progress());
+    let tuned = usage(tuned.await, hint)?;
+    if record {
+        index
+            .record_fusion(Some(tuned.best), &SyncOptions::default())
+            .await?;
+        ui.note(&format!("recorded {} in the index", tuned.best));
     }
-    if let Some(j) = &report.judged {
-        let pct = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{:.0}%", v * 100.0));
-        out::line(format!(
-            "answers ({} at top_k {}, {} questions): faithful {}, relevant {}, correct {}",
-            j.mode,
-            j.top_k,
-            j.questions,
-            pct(j.faithfulness),
-            pct(j.relevancy),
-            pct(j.correctness)
-        ))?;
+    match ui.json {
+        true => chat::print_json(&tuned),
+        false => out::line(tuned.to_string()),
     }
-    Ok(())
 }

@@ -75,7 +75,7 @@ fn main() -> ExitCode {
 struct Ctx {
     root: PathBuf,
     spec: ProviderSpec,
-    fusion: HybridFusion,
+    fusion: Option<HybridFusion>,
     location: Arc<dyn IndexLocation>,
     top_k: usize,
     ui: Ui,
@@ -164,16 +164,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Eval(a) => {
             let (source, index) = cx.index(a.folder.files.as_deref())?;
-            let plan = eval::EvalPlan {
-                dataset: a.dataset.clone(),
-                generate: a.generate,
-                top_ks: a.at.clone(),
-                reranker: a.reranker.clone(),
-                judge: a.judge,
-                report: a.report.clone(),
-                answer_top_k: cx.top_k,
-            };
-            eval::run(&source, &index, &cx.retrieval(), &plan, ui).await
+            eval::run(&source, &index, &cx.retrieval(), a, ui).await
         }
         Command::Serve(a) => serve_http(a, &cx).await,
         Command::Mcp(a) => {
@@ -383,7 +374,9 @@ async fn serve_http(a: &args::ServeArgs, cx: &Ctx) -> Result<(), CliError> {
 }
 
 /// Providers and the store, from flags, environment and config file.
-fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, HybridFusion, StoreUrl), CliError> {
+fn providers(
+    g: &args::GlobalArgs,
+) -> Result<(ProviderSpec, Option<HybridFusion>, StoreUrl), CliError> {
     let (path, required): (Option<PathBuf>, bool) = match &g.config {
         Some(p) => (Some(p.clone()), true),
         None => (config::default_config_path(), false),

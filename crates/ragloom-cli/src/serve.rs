@@ -34,7 +34,7 @@ pub(crate) struct CliIndex {
 struct Shared {
     index: DurableIndex,
     spec: ProviderSpec,
-    fusion: HybridFusion,
+    fusion: Option<HybridFusion>,
     llm: Option<Arc<dyn Llm>>,
     uploads_dir: PathBuf,
     /// Whether upload jobs' ingests read links out of the served folder.
@@ -81,7 +81,7 @@ impl CliIndex {
         name: String,
         index: DurableIndex,
         spec: ProviderSpec,
-        fusion: HybridFusion,
+        fusion: Option<HybridFusion>,
         llm: Option<Arc<dyn Llm>>,
         follow_links: bool,
     ) -> Self {

@@ -210,6 +210,43 @@ pub struct EvalReport {
     pub per_question: Vec<QuestionResult>,
 }
 
+impl fmt::Display for EvalReport {
+    /// The summary as a table: one row per mode and top_k, then the judges'.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} questions ({}) over {}",
+            self.questions, self.dataset, self.source
+        )?;
+        write!(
+            f,
+            "{:<16} {:>5} {:>9} {:>7} {:>9} {:>9}",
+            "mode", "top_k", "hit rate", "MRR", "p50 ms", "p95 ms"
+        )?;
+        for m in &self.retrieval {
+            write!(
+                f,
+                "\n{:<16} {:>5} {:>9.3} {:>7.3} {:>9.2} {:>9.2}",
+                m.mode, m.top_k, m.hit_rate, m.mrr, m.latency_ms_p50, m.latency_ms_p95
+            )?;
+        }
+        if let Some(j) = &self.judged {
+            let pct = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{:.0}%", v * 100.0));
+            write!(
+                f,
+                "\nanswers ({} at top_k {}, {} questions): faithful {}, relevant {}, correct {}",
+                j.mode,
+                j.top_k,
+                j.questions,
+                pct(j.faithfulness),
+                pct(j.relevancy),
+                pct(j.correctness)
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs every mode at every `top_k` over `questions`. `root` (the indexed
 /// folder) shortens the file paths shown for retrieved nodes. `top_ks` are
 /// sorted and deduplicated; each must be at least 1.
@@ -294,7 +331,10 @@ pub async fn compare_retrieval(
 /// Hit (1 or 0), reciprocal rank and 1-based rank of the first relevant
 /// node: [`HitRate`] and [`Mrr`] (LlamaIndex's, not granular) given which
 /// nodes hold the answer; nothing retrieved is a miss.
-fn score(nodes: &[NodeWithScore], relevance: &Relevance) -> Result<(f64, f64, Option<usize>)> {
+pub(crate) fn score(
+    nodes: &[NodeWithScore],
+    relevance: &Relevance,
+) -> Result<(f64, f64, Option<usize>)> {
     let relevant = |n: &NodeWithScore| relevance.is_relevant(n);
     let hit = HitRate::default().compute_relevant(nodes, &relevant)?.score;
     let rr = Mrr::default().compute_relevant(nodes, &relevant)?.score;

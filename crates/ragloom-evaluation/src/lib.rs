@@ -23,6 +23,7 @@ mod context_relevancy;
 mod correctness;
 mod dataset_generation;
 mod faithfulness;
+mod fusion_tuning;
 mod guideline;
 mod labelled;
 mod pairwise;
@@ -52,6 +53,9 @@ pub use dataset_generation::{
     default_question_gen_query,
 };
 pub use faithfulness::{FAITHFULNESS_EVAL_TMPL, FAITHFULNESS_REFINE_TMPL, FaithfulnessEvaluator};
+pub use fusion_tuning::{
+    DEFAULT_DENSE_WEIGHTS, Figures, FusionTuning, QuestionSplit, Scored, tune_fusion,
+};
 pub use guideline::{
     DEFAULT_GUIDELINES, GUIDELINE_EVAL_TMPL, GUIDELINE_FORMAT_INSTRUCTIONS, GuidelineEvaluator,
 };

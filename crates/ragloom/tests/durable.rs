@@ -657,16 +657,36 @@ fn server_indexes_written_by_the_earlier_command_line_open_and_sync_nothing() {
     let _ = std::fs::remove_dir_all(at);
 }
 
+/// Six files of the book corpus under `dir`/docs, synced into `store`
+/// with a 32-dimension hash embedding: the index, the model, the options.
+fn hybrid_index(
+    store: &Store,
+    dir: &Path,
+    name: &str,
+) -> (DurableIndex, ragloom::durable::EmbedModel, SyncOptions) {
+    let data = dir.join("docs");
+    book_corpus(&data, 0..6, 0..0);
+    let index = store.index(&dir.join("index"), &data, name);
+    let embed = ragloom::durable::EmbedModel::new(
+        std::sync::Arc::new(ragloom::embeddings::HashEmbedding::new(32)),
+        serde_json::json!({"hash": 32}),
+    );
+    let opts = SyncOptions {
+        embed: Some(embed.clone()),
+        ..options()
+    };
+    runtime().block_on(index.sync(&opts)).unwrap();
+    (index, embed, opts)
+}
+
 /// Hybrid retrieval fuses as the index's retrievers are told: the default
 /// (reciprocal rank, equal weights) on every store, a weighted score fusion
 /// in process on every store, each equal to `QueryFusionRetriever` over the
 /// same dense and keyword retrievers.
 #[test]
 fn hybrid_fusion_follows_the_setting_on_every_store() {
-    use ragloom::durable::{EmbedModel, HybridFusion};
-    use ragloom::embeddings::HashEmbedding;
+    use ragloom::durable::HybridFusion;
     use ragloom::retrievers::{FusionMode, QueryFusionRetriever, Retriever};
-    use std::sync::Arc;
 
     let ids = |nodes: &[ragloom::schema::NodeWithScore]| -> Vec<(String, String)> {
         nodes
@@ -682,19 +702,8 @@ fn hybrid_fusion_follows_the_setting_on_every_store() {
     let question = "Who repainted the boat in the harbour?".into();
     for store in stores() {
         let tmp = tempfile::tempdir().unwrap();
-        let (root, data) = (tmp.path().join("index"), tmp.path().join("docs"));
-        book_corpus(&data, 0..6, 0..0);
-        let index = store.index(&root, &data, "fusion");
-        let embed = EmbedModel::new(
-            Arc::new(HashEmbedding::new(32)),
-            serde_json::json!({"hash": 32}),
-        );
+        let (index, embed, _) = hybrid_index(&store, tmp.path(), "fusion");
         let rt = runtime();
-        let opts = SyncOptions {
-            embed: Some(embed.clone()),
-            ..options()
-        };
-        rt.block_on(index.sync(&opts)).unwrap();
         let live = rt.block_on(index.open()).unwrap();
         let retrievers = rt.block_on(live.retrievers(Some(&embed))).unwrap();
         assert_eq!(retrievers.retrieval, "hybrid", "{}", store.kind);
@@ -740,6 +749,114 @@ fn hybrid_fusion_follows_the_setting_on_every_store() {
         }
         assert!(HybridFusion::new(FusionMode::Simple, 1.5).is_err());
         assert!(HybridFusion::new(FusionMode::Simple, f64::NAN).is_err());
+        clear(&index);
+    }
+}
+
+/// `tune_fusion` scores every setting on lists it fuses itself, each equal
+/// to what the index's retriever with that setting returns; the best,
+/// recorded, is what the index fuses with until a caller sets another, is
+/// kept by a sync of the same build, and is gone after a rebuild with
+/// other settings.
+#[test]
+fn a_tuned_fusion_is_recorded_kept_by_syncs_and_dropped_by_a_rebuild() {
+    use ragloom::durable::{Chunking, HybridFusion};
+    use ragloom::evaluation::{LabelledQuestion, QuestionSplit, tune_fusion};
+    use ragloom::retrievers::FusionMode;
+
+    let texts = |nodes: &[ragloom::schema::NodeWithScore]| -> Vec<String> {
+        let text = |n: &ragloom::schema::NodeWithScore| n.node.get_text().to_owned();
+        nodes.iter().map(text).collect()
+    };
+    for store in stores() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("docs");
+        let (index, embed, opts) = hybrid_index(&store, tmp.path(), "tuning");
+        let rt = runtime();
+        // A question per file: its second paragraph's opening words; every
+        // other one labelled paraphrased.
+        let questions: Vec<LabelledQuestion> = (0..6)
+            .map(|i| {
+                let file = format!("part-{i:03}.txt");
+                let body = std::fs::read_to_string(data.join(&file)).unwrap();
+                let para = body.split("\n\n").nth(1).unwrap();
+                let words: Vec<&str> = para.split_whitespace().take(6).collect();
+                serde_json::from_value(serde_json::json!({
+                    "question": words.join(" "), "file": file,
+                    "answer_span": words.join(" "), "paraphrased": i % 2 == 0,
+                }))
+                .unwrap()
+            })
+            .collect();
+        let live = rt.block_on(index.open()).unwrap();
+        let retrievers = rt.block_on(live.retrievers(Some(&embed))).unwrap();
+        let candidates = HybridFusion::candidates(&[0.2, 0.5, 0.8]).unwrap();
+        let tuned = rt
+            .block_on(tune_fusion(&retrievers, &questions, &candidates, 3, false))
+            .unwrap();
+        assert_eq!(tuned.split, QuestionSplit::LiteralThenParaphrased);
+        assert_eq!(tuned.candidates.len(), 8, "{}", store.kind);
+        let best = tuned.best_row().unwrap();
+        assert_eq!(best.chosen_on.questions, 3);
+        for c in &tuned.candidates {
+            let key = |s: &ragloom::evaluation::Scored| (s.chosen_on.mrr, s.chosen_on.hit_rate);
+            assert!(
+                key(c) <= key(best),
+                "{} beats the best {}",
+                c.name,
+                best.name
+            );
+        }
+        // The figures come from fused lists equal to the retriever's own.
+        for &fusion in candidates.iter().filter(|f| !f.is_default()) {
+            let r = retrievers
+                .clone()
+                .with_fusion(fusion)
+                .retriever(3, None)
+                .unwrap();
+            let q = &questions[1].question;
+            let by_retriever = texts(&rt.block_on(r.retrieve(&q.as_str().into())).unwrap());
+            let dense = retrievers.vector(3).unwrap();
+            let keyword = retrievers.keyword(3).unwrap();
+            let lists = (
+                rt.block_on(dense.retrieve(&q.as_str().into())).unwrap(),
+                rt.block_on(keyword.retrieve(&q.as_str().into())).unwrap(),
+            );
+            let fused = fusion.fuse(lists.0, lists.1, 3).unwrap();
+            assert_eq!(texts(&fused), by_retriever, "{fusion} on {}", store.kind);
+        }
+
+        let chosen = HybridFusion::new(FusionMode::DistBasedScore, 0.3).unwrap();
+        rt.block_on(index.record_fusion(Some(chosen), &options()))
+            .unwrap();
+        let fusion_now = || {
+            let live = rt.block_on(index.open()).unwrap();
+            let status = rt.block_on(live.status(index.dir())).unwrap();
+            let own = rt.block_on(live.retrievers(Some(&embed))).unwrap().fusion();
+            assert_eq!(status.fusion.unwrap_or_default(), own);
+            own
+        };
+        assert_eq!(fusion_now(), chosen, "{}", store.kind);
+        let live = rt.block_on(index.open()).unwrap();
+        let set = rt.block_on(live.retrievers(Some(&embed))).unwrap();
+        assert_eq!(
+            set.with_fusion(HybridFusion::default()).fusion(),
+            HybridFusion::default()
+        );
+        book_corpus(&data, 0..7, 0..0);
+        let report = rt.block_on(index.sync(&opts)).unwrap();
+        assert_eq!(report.ingested, 1, "{}", store.kind);
+        assert_eq!(fusion_now(), chosen, "a sync keeps it on {}", store.kind);
+        let rebuilt = SyncOptions {
+            chunking: Chunking {
+                chunk_size: Some(300),
+                chunk_overlap: Some(20),
+                chunk_fit: None,
+            },
+            ..opts.clone()
+        };
+        rt.block_on(index.sync(&rebuilt)).unwrap();
+        assert_eq!(fusion_now(), HybridFusion::default(), "{}", store.kind);
         clear(&index);
     }
 }

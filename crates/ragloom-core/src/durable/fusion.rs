@@ -2,7 +2,10 @@
 //! LlamaIndex's fusion modes and retriever weights, reciprocal rank by default.
 
 use crate::error::{Error, Result};
-use crate::retrievers::{FusionMode, QueryFusionRetriever, Retriever};
+use crate::retrievers::{FusionMode, FusionResults, QueryFusionRetriever, Retriever, fuse_results};
+use crate::schema::NodeWithScore;
+use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::sync::Arc;
 
 /// The fusion of an index's dense and keyword results
@@ -10,8 +13,10 @@ use std::sync::Arc;
 ///
 /// The default, reciprocal rank with equal weights, is what a store that
 /// fuses itself (Qdrant) does in one query; any other setting fuses in
-/// process on every store, so all stores answer alike.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// process on every store, so all stores answer alike. Written to JSON (an
+/// index's recorded setting) as `{"mode": "relative_score", "dense_weight": 0.7}`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Written", into = "Written")]
 pub struct HybridFusion {
     /// How the two result lists combine.
     pub mode: FusionMode,
@@ -62,6 +67,45 @@ impl HybridFusion {
         Self::new(mode, dense_weight)
     }
 
+    /// The settings worth comparing on a labelled set: reciprocal rank and
+    /// simple fusion (which weigh nothing), and the two score-based modes
+    /// at each of `dense_weights`.
+    pub fn candidates(dense_weights: &[f64]) -> Result<Vec<Self>> {
+        let mut all = vec![Self::default(), Self::new(FusionMode::Simple, 0.5)?];
+        for mode in [FusionMode::RelativeScore, FusionMode::DistBasedScore] {
+            for &w in dense_weights {
+                all.push(Self::new(mode, w)?);
+            }
+        }
+        Ok(all)
+    }
+
+    /// Whether the mode uses the weights at all.
+    pub fn is_weighted(&self) -> bool {
+        matches!(
+            self.mode,
+            FusionMode::RelativeScore | FusionMode::DistBasedScore
+        )
+    }
+
+    /// The `top_k` best of the lists `dense` and `keyword` already
+    /// retrieved for one question, as the fusing retriever would return them.
+    pub fn fuse(
+        &self,
+        dense: Vec<NodeWithScore>,
+        keyword: Vec<NodeWithScore>,
+        top_k: usize,
+    ) -> Result<Vec<NodeWithScore>> {
+        let results: FusionResults = [((String::new(), 0), dense), ((String::new(), 1), keyword)]
+            .into_iter()
+            .collect();
+        fuse_results(self.mode, &results, &self.weights(), 1, top_k)
+    }
+
+    fn weights(&self) -> Vec<f64> {
+        vec![self.dense_weight, 1.0 - self.dense_weight]
+    }
+
     /// Whether a store's own reciprocal-rank fusion gives the same result.
     pub fn is_default(&self) -> bool {
         *self == Self::default()
@@ -77,11 +121,45 @@ impl HybridFusion {
         Ok(Arc::new(
             QueryFusionRetriever::builder(vec![dense, keyword])
                 .mode(self.mode)
-                .retriever_weights(vec![self.dense_weight, 1.0 - self.dense_weight])
+                .retriever_weights(self.weights())
                 .num_queries(1)
                 .similarity_top_k(top_k)
                 .build()?,
         ))
+    }
+}
+
+impl fmt::Display for HybridFusion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_weighted() {
+            write!(f, "{} (dense weight {})", self.mode, self.dense_weight)
+        } else {
+            f.write_str(self.mode.as_str())
+        }
+    }
+}
+
+/// [`HybridFusion`] as JSON holds it.
+#[derive(Serialize, Deserialize)]
+struct Written {
+    mode: String,
+    dense_weight: f64,
+}
+
+impl From<HybridFusion> for Written {
+    fn from(f: HybridFusion) -> Self {
+        Self {
+            mode: f.mode.as_str().to_owned(),
+            dense_weight: f.dense_weight,
+        }
+    }
+}
+
+impl TryFrom<Written> for HybridFusion {
+    type Error = Error;
+
+    fn try_from(w: Written) -> Result<Self> {
+        Self::new(w.mode.parse()?, w.dense_weight)
     }
 }
 
@@ -110,5 +188,29 @@ mod tests {
             let e = HybridFusion::parse(mode, weight, base).unwrap_err();
             assert!(e.to_string().contains(named), "{e}");
         }
+    }
+
+    #[test]
+    fn the_written_setting_reads_back_and_a_bad_one_is_refused() {
+        let f = HybridFusion::new(FusionMode::DistBasedScore, 0.3).unwrap();
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(json, r#"{"mode":"dist_based_score","dense_weight":0.3}"#);
+        assert_eq!(serde_json::from_str::<HybridFusion>(&json).unwrap(), f);
+        for bad in [
+            r#"{"mode":"rrf","dense_weight":0.3}"#,
+            r#"{"mode":"simple","dense_weight":2}"#,
+        ] {
+            assert!(serde_json::from_str::<HybridFusion>(bad).is_err(), "{bad}");
+        }
+        assert_eq!(f.to_string(), "dist_based_score (dense weight 0.3)");
+        assert_eq!(HybridFusion::default().to_string(), "reciprocal_rerank");
+    }
+
+    #[test]
+    fn candidates_weigh_only_the_score_based_modes() {
+        let all = HybridFusion::candidates(&[0.2, 0.8]).unwrap();
+        assert_eq!(all.len(), 6);
+        assert_eq!(all.iter().filter(|f| f.is_weighted()).count(), 4);
+        assert!(HybridFusion::candidates(&[1.2]).is_err());
     }
 }

@@ -153,6 +153,25 @@ impl DurableIndex {
         })
     }
 
+    /// Records `fusion` in the live build's manifest, in a transaction of
+    /// its own under the writer lock: hybrid retrieval uses it wherever the
+    /// caller sets no fusion ([`IndexRetrievers::with_fusion`]). `None`
+    /// forgets a recorded one.
+    pub async fn record_fusion(
+        &self,
+        fusion: Option<HybridFusion>,
+        options: &SyncOptions,
+    ) -> Result<()> {
+        let _writer = self.lock_writer(options).await?;
+        let live = self.open().await?;
+        let on_wait = || options.emit(SyncEvent::WaitingForWriter);
+        let tx = live.build.begin(&on_wait).await?;
+        let mut manifest = live.manifest;
+        manifest.fusion = fusion;
+        write_manifest(&*tx.kv(), &manifest)?;
+        tx.commit().await
+    }
+
     /// Drops builds other than the live one (done by every sync).
     pub async fn collect_garbage(&self, options: &SyncOptions) -> Result<()> {
         let _writer = self.lock_writer(options).await?;
@@ -190,6 +209,7 @@ impl NewBuild {
             updated: now,
             listed_at_ns: 0,
             last_ingest: report,
+            fusion: None,
         };
         write_manifest(&*self.tx.kv(), &manifest)?;
         self.tx.commit().await
@@ -257,7 +277,7 @@ impl LiveIndex {
         let mut this = IndexRetrievers {
             build: self.build.clone(),
             dense: None,
-            fusion: HybridFusion::default(),
+            fusion: self.manifest.fusion.unwrap_or_default(),
             retrieval: self.build.keyword_kind(),
             other_model: false,
         };
@@ -277,10 +297,13 @@ impl LiveIndex {
 }
 
 impl IndexRetrievers {
-    /// Fuses keyword and dense results as `fusion` says (default:
-    /// reciprocal rank, equal weights).
-    pub fn with_fusion(mut self, fusion: HybridFusion) -> Self {
-        self.fusion = fusion;
+    /// Fuses keyword and dense results as `fusion` says; `None` keeps the
+    /// default: the fusion recorded in the index
+    /// ([`DurableIndex::record_fusion`]), else reciprocal rank with equal weights.
+    pub fn with_fusion(mut self, fusion: impl Into<Option<HybridFusion>>) -> Self {
+        if let Some(f) = fusion.into() {
+            self.fusion = f;
+        }
         self
     }
 

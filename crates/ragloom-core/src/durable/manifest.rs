@@ -1,6 +1,7 @@
 //! What a build records about itself, in its own transaction: the manifest
 //! (source, settings, the last sync's report) and the files the last sync saw.
 
+use super::fusion::HybridFusion;
 use super::kv::DynKv;
 use super::settings::BuildSettings;
 use crate::error::{Error, Result};
@@ -35,6 +36,11 @@ pub struct Manifest {
     pub listed_at_ns: i128,
     /// The last sync.
     pub last_ingest: SyncReport,
+    /// The hybrid fusion recorded for this build (`ragloom eval
+    /// --tune-fusion --record`), used where the caller sets none. Kept by
+    /// later syncs of the build; a rebuild with other settings starts without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<HybridFusion>,
 }
 
 /// A file as the last sync saw it.

@@ -247,6 +247,7 @@ mod tests {
             updated: String::new(),
             listed_at_ns: 0,
             last_ingest: Default::default(),
+            fusion: None,
         };
         let (s, _) = resolve(&Chunking::default(), None, Some(&live)).unwrap();
         assert_eq!((s.chunk_size, s.chunk_overlap), (300, 30));

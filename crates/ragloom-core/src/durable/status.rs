@@ -46,6 +46,9 @@ pub struct IndexStatus {
     pub updated: String,
     /// The last sync's report.
     pub last_ingest: super::manifest::SyncReport,
+    /// The hybrid fusion recorded in the index, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<super::fusion::HybridFusion>,
 }
 
 impl IndexStatus {
@@ -89,6 +92,7 @@ impl LiveIndex {
             created: manifest.created.clone(),
             updated: manifest.updated.clone(),
             last_ingest: manifest.last_ingest.clone(),
+            fusion: manifest.fusion,
         })
     }
 }

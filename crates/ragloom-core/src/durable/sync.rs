@@ -524,10 +524,14 @@ pub(crate) async fn sync(t: &Target<'_>, opts: &SyncOptions) -> Result<SyncRepor
         format: MANIFEST_FORMAT,
         source: key.clone(),
         settings,
-        created: manifest.map(|m| m.created).unwrap_or_else(|| now.clone()),
+        created: manifest
+            .as_ref()
+            .map(|m| m.created.clone())
+            .unwrap_or_else(|| now.clone()),
         updated: now,
         listed_at_ns,
         last_ingest: report.clone(),
+        fusion: manifest.and_then(|m| m.fusion),
     };
     let commit_started = Instant::now();
     write_manifest(&*tx.kv(), &manifest)?;

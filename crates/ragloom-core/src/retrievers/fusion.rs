@@ -174,6 +174,30 @@ pub fn relative_score_fusion(
     Ok(sorted(all.into_values().collect()))
 }
 
+/// `results` fused by `mode` (weights and `num_queries` as
+/// [`relative_score_fusion`] takes them), the `top_k` best kept: what
+/// [`QueryFusionRetriever::fuse`] does, for callers that hold the lists.
+pub fn fuse_results(
+    mode: FusionMode,
+    results: &FusionResults,
+    retriever_weights: &[f64],
+    num_queries: usize,
+    top_k: usize,
+) -> Result<Vec<NodeWithScore>> {
+    let mut fused = match mode {
+        FusionMode::ReciprocalRank => reciprocal_rerank_fusion(results),
+        FusionMode::RelativeScore => {
+            relative_score_fusion(results, retriever_weights, num_queries, false)?
+        }
+        FusionMode::DistBasedScore => {
+            relative_score_fusion(results, retriever_weights, num_queries, true)?
+        }
+        FusionMode::Simple => simple_fusion(results),
+    };
+    fused.truncate(top_k);
+    Ok(fused)
+}
+
 /// Best first; a stable sort, so equal scores keep their order (as Python's
 /// `sorted(..., reverse=True)`).
 fn sorted(mut scored: Vec<(NodeWithScore, f64)>) -> Vec<NodeWithScore> {
@@ -387,18 +411,13 @@ impl QueryFusionRetriever {
 
     /// Fuses `results` with this retriever's mode and keeps the top k.
     pub fn fuse(&self, results: &FusionResults) -> Result<Vec<NodeWithScore>> {
-        let mut fused = match self.mode {
-            FusionMode::ReciprocalRank => reciprocal_rerank_fusion(results),
-            FusionMode::RelativeScore => {
-                relative_score_fusion(results, &self.retriever_weights, self.num_queries, false)?
-            }
-            FusionMode::DistBasedScore => {
-                relative_score_fusion(results, &self.retriever_weights, self.num_queries, true)?
-            }
-            FusionMode::Simple => simple_fusion(results),
-        };
-        fused.truncate(self.similarity_top_k);
-        Ok(fused)
+        fuse_results(
+            self.mode,
+            results,
+            &self.retriever_weights,
+            self.num_queries,
+            self.similarity_top_k,
+        )
     }
 }
 

@@ -10,7 +10,9 @@ mod tool;
 
 pub use auto_merging::AutoMergingRetriever;
 pub use bm25::{BM25Retriever, BM25RetrieverBuilder};
-pub use fusion::{FusionMode, FusionResults, QueryFusionRetriever, QueryFusionRetrieverBuilder};
+pub use fusion::{
+    FusionMode, FusionResults, QueryFusionRetriever, QueryFusionRetrieverBuilder, fuse_results,
+};
 pub use router::RouterRetriever;
 pub use tokenize::{Bm25Tokenizer, TermBatch, keyword_query};
 pub use tool::RetrieverTool;

@@ -9,7 +9,7 @@ pub mod types;
 pub mod utils;
 
 pub use filters::matches;
-pub use simple::SimpleVectorStore;
+pub use simple::{ExactSearch, SimpleVectorStore};
 pub use types::{
     DEFAULT_PERSIST_DIR, DEFAULT_PERSIST_FNAME, DEFAULT_VECTOR_STORE, FilterCondition, FilterItem,
     FilterOperator, MetadataFilter, MetadataFilters, MetadataInfo, NAMESPACE_SEP, VectorStoreInfo,

@@ -1,14 +1,16 @@
-//! `SqliteVectorStore`: embeddings in the `vectors` table, queried through an
-//! in-memory `SimpleVectorStore` built on first use and rebuilt only after a commit changed them.
+//! `SqliteVectorStore`: embeddings in the `vectors` table. A query scans the
+//! rows from the file; a second query of the same commit builds an
+//! in-memory `SimpleVectorStore` that later ones reuse until a commit changes them.
 
 use crate::db::{Db, Scope};
 use async_trait::async_trait;
+use ragloom_core::embeddings::SimilarityMode;
 use ragloom_core::error::{Error, Result};
 use ragloom_core::schema::{Metadata, Node, NodeRelationship, RelatedNodeInfo};
 use ragloom_core::vector_stores::utils::metadata_dict_without_content;
 use ragloom_core::vector_stores::{
-    MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQuery, VectorStoreQueryResult,
-    check_embeddings, delete_selection, matches,
+    ExactSearch, MetadataFilters, SimpleVectorStore, VectorStore, VectorStoreQuery,
+    VectorStoreQueryMode, VectorStoreQueryResult, check_embeddings, delete_selection, matches,
 };
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
@@ -25,7 +27,25 @@ pub struct SqliteVectorStore {
 }
 
 /// The vectors in memory, with the generation they were read at.
-pub(crate) type VectorCache = Arc<Mutex<Option<(i64, Arc<SimpleVectorStore>)>>>;
+pub(crate) type VectorCache = Arc<Mutex<Cached>>;
+
+/// Where a query starts (see `SqliteVectorStore::read_state`).
+enum State {
+    Cached(Arc<SimpleVectorStore>),
+    Rows(i64, Vec<Node>),
+    Scanned(Vec<(f32, String)>),
+}
+
+/// What the store remembers between queries.
+#[derive(Debug, Default)]
+pub(crate) struct Cached {
+    /// The vectors in memory and the generation they hold.
+    store: Option<(i64, Arc<SimpleVectorStore>)>,
+    /// The generation the last query scanned from the file: a second query
+    /// of it builds `store` (a process asking once, as the command line
+    /// does, never holds every vector).
+    scanned: Option<i64>,
+}
 
 const GENERATION_KEY: &str = "vectors_generation";
 
@@ -120,31 +140,75 @@ impl SqliteVectorStore {
     /// once and rebuilt only when a write bumped the generation (inside an open
     /// transaction its own writes bump it too, in its own cache).
     async fn engine(&self) -> Result<Arc<SimpleVectorStore>> {
-        let cached = |now: i64| {
-            let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
-            cache
-                .as_ref()
-                .filter(|(g, _)| *g == now)
-                .map(|(_, s)| Arc::clone(s))
-        };
+        match self.read_state(None)? {
+            State::Cached(store) => Ok(store),
+            State::Rows(now, nodes) => self.build(now, nodes).await,
+            State::Scanned(_) => Err(Error::Other("a scan ran where none was asked for".into())),
+        }
+    }
+
+    /// What a query starts from: the in-memory store of the state this
+    /// store sees, else, with `scan` and on the first query of this state,
+    /// the scan's result over the file's rows, else the rows to build it from.
+    fn read_state(&self, scan: Option<(&[f32], usize)>) -> Result<State> {
         // The generation and the rows are read in one snapshot, so they agree.
-        let (now, rows) = self.db.read(&self.scope, |c| {
+        self.db.read(&self.scope, |c| {
             let now = generation(c).map_err(|e| self.db.err("reading", e))?;
-            match cached(now) {
-                Some(store) => Ok((now, Err(store))),
-                None => Ok((now, Ok(self.load(c, true)?))),
+            let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((_, store)) = cache.store.as_ref().filter(|(g, _)| *g == now) {
+                return Ok(State::Cached(Arc::clone(store)));
             }
-        })?;
-        let nodes = match rows {
-            Ok(nodes) => nodes,
-            Err(store) => return Ok(store),
-        };
+            match scan {
+                Some((query, top_k)) if cache.scanned != Some(now) => {
+                    cache.scanned = Some(now);
+                    drop(cache);
+                    Ok(State::Scanned(self.scan(c, query, top_k)?))
+                }
+                _ => {
+                    drop(cache);
+                    Ok(State::Rows(now, self.load(c, true)?))
+                }
+            }
+        })
+    }
+
+    /// The in-memory store of `nodes`, kept for later queries of generation `now`.
+    async fn build(&self, now: i64, nodes: Vec<Node>) -> Result<Arc<SimpleVectorStore>> {
         let store = SimpleVectorStore::new();
         store.add(&nodes).await?;
         let store = Arc::new(store);
-        *self.cache.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((now, Arc::clone(&store)));
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .store = Some((now, Arc::clone(&store)));
         Ok(store)
+    }
+
+    /// The `top_k` rows nearest `query`, read one by one from the file and
+    /// ranked as the in-memory store ranks them.
+    fn scan(&self, conn: &Connection, query: &[f32], top_k: usize) -> Result<Vec<(f32, String)>> {
+        let mut search = ExactSearch::new(query, SimilarityMode::Cosine, top_k);
+        let mut stmt = conn
+            .prepare_cached("SELECT node_id, embedding FROM vectors ORDER BY rowid")
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        let mut rows = stmt
+            .query([])
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        let mut row_values = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.db.err("reading vectors", e))? {
+            let id: String = row.get(0).map_err(|e| self.db.err("reading vectors", e))?;
+            let blob = row
+                .get_ref(1)
+                .and_then(|v| v.as_blob().map_err(Into::into))
+                .map_err(|e| self.db.err("reading vectors", e))?;
+            row_values.clear();
+            row_values.extend(
+                blob.chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+            search.push(id, &row_values)?;
+        }
+        Ok(search.finish())
     }
 
     /// Ids of the stored vectors that match `filters`, judged on the same
@@ -231,7 +295,27 @@ impl VectorStore for SqliteVectorStore {
     }
 
     async fn query(&self, query: &VectorStoreQuery) -> Result<VectorStoreQueryResult> {
-        self.engine().await?.query(query).await
+        let plain = query.mode == VectorStoreQueryMode::Default
+            && query.filters.is_none()
+            && query.node_ids.is_none()
+            && query.doc_ids.is_none();
+        let scan = match (&query.query_embedding, plain) {
+            (Some(e), true) => Some((e.as_slice(), query.similarity_top_k)),
+            _ => None,
+        };
+        let store = match self.read_state(scan)? {
+            State::Cached(store) => store,
+            State::Rows(now, nodes) => self.build(now, nodes).await?,
+            State::Scanned(found) => {
+                let (similarities, ids) = found.into_iter().unzip();
+                return Ok(VectorStoreQueryResult {
+                    nodes: None,
+                    similarities,
+                    ids,
+                });
+            }
+        };
+        store.query(query).await
     }
 
     async fn clear(&self) -> Result<()> {

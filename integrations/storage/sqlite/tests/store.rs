@@ -22,6 +22,16 @@ async fn nodes_of(docs: &[Node]) -> Vec<Node> {
     splitter.get_nodes_from_documents(docs).unwrap()
 }
 
+/// The sample's nodes embedded with a 16-dimension hash embedding.
+async fn embedded_sample() -> (HashEmbedding, Vec<Node>) {
+    let embed = HashEmbedding::new(16);
+    let mut nodes = nodes_of(&sample_docs()).await;
+    for n in &mut nodes {
+        n.embedding = Some(embed.embed_query(&n.text).await.unwrap());
+    }
+    (embed, nodes)
+}
+
 fn sample_docs() -> Vec<Node> {
     vec![
         doc(
@@ -416,17 +426,58 @@ async fn a_refresh_in_a_transaction_lands_whole_or_not_at_all() {
     assert!(!texts.iter().any(|t| t.contains("is late")));
 }
 
+/// The first query of a commit scans the file's rows; the next ones read
+/// the vectors held in memory. Both answer as the in-memory store does:
+/// the same ids, scores and order, ties (equal vectors under different ids)
+/// and the errors of a bad query included; a write makes the next query scan again.
+#[tokio::test]
+async fn a_scanned_query_and_a_cached_one_answer_as_the_in_memory_store() {
+    use ragloom_core::SimpleVectorStore;
+    use ragloom_core::vector_stores::VectorStoreQueryResult;
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("i.sqlite")).unwrap();
+    let (embed, mut nodes) = embedded_sample().await;
+    // Repeated text: equal vectors under other ids, so ties decide places.
+    let twins: Vec<Node> = nodes
+        .iter()
+        .take(4)
+        .map(|n| n.clone().with_id(format!("twin-{}", n.id_)))
+        .collect();
+    nodes.extend(twins);
+    let sqlite = store.vector_store();
+    let memory = SimpleVectorStore::new();
+    sqlite.add(&nodes).await.unwrap();
+    memory.add(&nodes).await.unwrap();
+    let seen = |r: VectorStoreQueryResult| -> Vec<(String, String)> {
+        let scores = r.similarities.iter().map(|s| format!("{s:.7}"));
+        r.ids.into_iter().zip(scores).collect()
+    };
+    for (question, k) in [("rabbit watch", 3), ("the queen", 5), ("hall", 0)] {
+        let query = VectorStoreQuery::new(embed.embed_query(question).await.unwrap(), k);
+        let want = seen(memory.query(&query).await.unwrap());
+        let scanned = seen(sqlite.query(&query).await.unwrap());
+        let cached = seen(sqlite.query(&query).await.unwrap());
+        assert_eq!(scanned, want, "{question}");
+        assert_eq!(cached, want, "{question}");
+        sqlite.add(&nodes[..1]).await.unwrap(); // a write: the next query scans
+    }
+    let wrong = VectorStoreQuery::new(vec![0.5; 3], 2);
+    let bad = VectorStoreQuery::new(vec![f32::NAN; 16], 2);
+    for query in [&wrong, &bad] {
+        let want = memory.query(query).await.unwrap_err().to_string();
+        let scanned = sqlite.query(query).await.unwrap_err().to_string();
+        assert_eq!(scanned, want);
+        sqlite.add(&nodes[..1]).await.unwrap();
+    }
+}
+
 #[tokio::test]
 async fn delete_nodes_by_filter_matches_what_the_in_memory_store_deletes() {
     use ragloom_core::SimpleVectorStore;
     use ragloom_core::vector_stores::{FilterOperator, MetadataFilter, MetadataFilters};
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(dir.path().join("i.sqlite")).unwrap();
-    let embed = HashEmbedding::new(16);
-    let mut nodes = nodes_of(&sample_docs()).await;
-    for n in &mut nodes {
-        n.embedding = Some(embed.embed_query(&n.text).await.unwrap());
-    }
+    let (embed, nodes) = embedded_sample().await;
     let sqlite = store.vector_store();
     let memory = SimpleVectorStore::new();
     // `doc_id` is one of the keys a vector store adds to a node's metadata.

@@ -70,6 +70,7 @@ use async_trait::async_trait;
 use candidates::{CandidateCache, KeyIndexes, row_matches};
 use data::Data;
 use file::FileSeed;
+pub use scoring::ExactSearch;
 use scoring::*;
 use serde::de::DeserializeSeed;
 use std::collections::HashSet;

@@ -44,15 +44,7 @@ impl<'a> Scorer<'a> {
     /// The similarity of `v` (whose norm is `norm`) with row `r`; NaN (from
     /// values overflowing `f32`) ranks below everything.
     pub(super) fn similarity(&self, v: &[f32], norm: f64, r: usize) -> f64 {
-        let row = self.data.row(r);
-        let s = match self.mode {
-            // Same grouping as numpy's `dot / (norm(q) * norm(row))`, so equal
-            // scores in Python are equal here too.
-            SimilarityMode::Cosine => cosine(dot(v, row), norm, self.data.norms[r]),
-            SimilarityMode::DotProduct => dot(v, row),
-            SimilarityMode::Euclidean => -l2(v, row),
-        };
-        if s.is_nan() { f64::NEG_INFINITY } else { s }
+        similarity(self.mode, v, norm, self.data.row(r), self.data.norms[r])
     }
 
     /// Scores of `rows` (every row when `None`), in order.
@@ -73,6 +65,80 @@ impl<'a> Scorer<'a> {
                 .map(|&r| self.score(r))
                 .collect(),
         }
+    }
+}
+
+/// The similarity of `v` and `row` (of norms `v_norm`, `row_norm`) by
+/// `mode`; NaN (from values overflowing `f32`) ranks below everything.
+fn similarity(mode: SimilarityMode, v: &[f32], v_norm: f64, row: &[f32], row_norm: f64) -> f64 {
+    let s = match mode {
+        // Same grouping as numpy's `dot / (norm(q) * norm(row))`, so equal
+        // scores in Python are equal here too.
+        SimilarityMode::Cosine => cosine(dot(v, row), v_norm, row_norm),
+        SimilarityMode::DotProduct => dot(v, row),
+        SimilarityMode::Euclidean => -l2(v, row),
+    };
+    if s.is_nan() { f64::NEG_INFINITY } else { s }
+}
+
+/// Exact nearest-neighbour search over rows streamed one by one (a store
+/// reading its vectors from disk instead of holding them): scores and order
+/// equal [`SimpleVectorStore`](super::SimpleVectorStore)'s over the same
+/// rows in the same order, while only ids and scores stay in memory.
+#[derive(Debug)]
+pub struct ExactSearch {
+    query: Vec<f32>,
+    query_norm: f64,
+    mode: SimilarityMode,
+    top_k: usize,
+    ids: Vec<String>,
+    scores: Vec<f64>,
+}
+
+impl ExactSearch {
+    /// A search for the `top_k` (0: all) rows nearest `query` by `mode`.
+    pub fn new(query: &[f32], mode: SimilarityMode, top_k: usize) -> Self {
+        Self {
+            query: query.to_vec(),
+            query_norm: dot(query, query).sqrt(),
+            mode,
+            top_k,
+            ids: Vec::new(),
+            scores: Vec::new(),
+        }
+    }
+
+    /// Scores the next row. A row of another length than the query, or a
+    /// query holding a non-finite value, is an error (as the in-memory
+    /// store's query is, and only once there are rows).
+    pub fn push(&mut self, id: String, row: &[f32]) -> crate::Result<()> {
+        if row.len() != self.query.len() {
+            return Err(crate::Error::InvalidInput(format!(
+                "the query embedding has {} dimensions, the store holds {}",
+                self.query.len(),
+                row.len()
+            )));
+        }
+        if self.ids.is_empty() && self.query.iter().any(|v| !v.is_finite()) {
+            return Err(crate::Error::InvalidInput(
+                "the query embedding holds a non-finite value".to_string(),
+            ));
+        }
+        let norm = dot(row, row).sqrt();
+        let score = similarity(self.mode, &self.query, self.query_norm, row, norm);
+        self.ids.push(id);
+        self.scores.push(score);
+        Ok(())
+    }
+
+    /// The best rows, best first: `(similarity, id)` pairs.
+    pub fn finish(self) -> Vec<(f32, String)> {
+        let picked = python_top_k(&self.scores, &self.ids, |i| i, self.top_k);
+        let mut ids: Vec<Option<String>> = self.ids.into_iter().map(Some).collect();
+        picked
+            .into_iter()
+            .map(|(score, row)| (score as f32, ids[row].take().unwrap_or_default()))
+            .collect()
     }
 }
 
