@@ -6,7 +6,7 @@ use crate::out;
 use crate::ui::Ui;
 use futures::StreamExt;
 use ragloom::ProviderSpec;
-use ragloom::durable::{DurableIndex, HybridFusion, IndexRetrievers, LiveIndex, Source};
+use ragloom::durable::{DurableIndex, FusionChoice, IndexRetrievers, LiveIndex, Source};
 use ragloom::query_engine::answer::{Answer, Answerer, NO_LLM_NOTE, score};
 use ragloom::query_engine::passage::Passage;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Retrieval<'a> {
     pub spec: &'a ProviderSpec,
-    pub fusion: Option<HybridFusion>,
+    pub fusion: FusionChoice,
     pub top_k: usize,
 }
 
@@ -25,7 +25,7 @@ pub(crate) struct Retrieval<'a> {
 pub(crate) async fn retrievers(
     live: &LiveIndex,
     spec: &ProviderSpec,
-    fusion: Option<HybridFusion>,
+    fusion: FusionChoice,
     ui: &Ui,
 ) -> Result<IndexRetrievers, CliError> {
     // The model is built (a local one loads its weights) only when the

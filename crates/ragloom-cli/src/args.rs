@@ -245,7 +245,7 @@ pub(crate) struct EvalArgs {
     /// Instead, compare hybrid fusion settings at --top-k: each mode, dense
     /// weights 0.2 to 0.8; chosen on the set's literal questions, reported
     /// on its paraphrased ones.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["report", "judge", "reranker", "at"])]
     pub tune_fusion: bool,
     /// With --tune-fusion: record the best in the index, used wherever no
     /// --fusion, RAGLOOM_FUSION or [retrieval] table sets one.

@@ -3,7 +3,7 @@
 
 use crate::args::GlobalArgs;
 use crate::error::CliError;
-use ragloom::durable::HybridFusion;
+use ragloom::durable::FusionChoice;
 use ragloom::{EmbedSpec, LlmSpec, ProviderSpec};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -36,31 +36,23 @@ pub(crate) struct RetrievalConfig {
 }
 
 /// The hybrid fusion from `flags`, then `env` (`RAGLOOM_FUSION`,
-/// `RAGLOOM_DENSE_WEIGHT`), then the file's `[retrieval]` table; `None`
-/// where none sets any (the index's recorded fusion applies).
+/// `RAGLOOM_DENSE_WEIGHT`), then the file's `[retrieval]` table, each part
+/// where given: laid over the index's recorded fusion.
 pub(crate) fn fusion(
     flags: &GlobalArgs,
     env: impl Fn(&str) -> Option<String>,
     file: Option<&RetrievalConfig>,
-) -> Result<Option<HybridFusion>, CliError> {
+) -> Result<FusionChoice, CliError> {
     let file_weight = file.and_then(|f| f.dense_weight).map(|w| w.to_string());
-    let from_file = HybridFusion::parse(
-        file.and_then(|f| f.fusion.as_deref()),
-        file_weight.as_deref(),
-        HybridFusion::default(),
-    );
+    let file_mode = file.and_then(|f| f.fusion.as_deref());
+    let from_file = FusionChoice::parse(file_mode, file_weight.as_deref(), Default::default());
     let mode = flags.fusion.clone().or_else(|| env("RAGLOOM_FUSION"));
     let weight = flags
         .dense_weight
         .clone()
         .or_else(|| env("RAGLOOM_DENSE_WEIGHT"));
-    let file_mode = file.and_then(|f| f.fusion.as_deref());
-    if [&mode, &weight, &file_weight].iter().all(|v| v.is_none()) && file_mode.is_none() {
-        return Ok(None);
-    }
     from_file
-        .and_then(|base| HybridFusion::parse(mode.as_deref(), weight.as_deref(), base))
-        .map(Some)
+        .and_then(|base| FusionChoice::parse(mode.as_deref(), weight.as_deref(), base))
         .map_err(|e| {
             CliError::config(
                 e.input_problem().unwrap_or_else(|| e.to_string()),
@@ -161,7 +153,7 @@ mod tests {
         let block = &doc[start..start + doc[start..].find("```").unwrap()];
         let file: ConfigFile = toml::from_str(block).unwrap();
         let f = fusion(&GlobalArgs::default(), none, file.retrieval.as_ref()).unwrap();
-        assert_eq!(f.unwrap().dense_weight, 0.7);
+        assert_eq!(f.dense_weight, Some(0.7));
         assert!(file.llm.is_some() && file.embed.is_some());
     }
 
@@ -173,12 +165,12 @@ mod tests {
                 .unwrap();
         let (table, no_flags) = (file.retrieval.as_ref(), GlobalArgs::default());
         let got = |flags: &GlobalArgs, env: &dyn Fn(&str) -> Option<String>| {
-            let f = fusion(flags, env, table).unwrap().unwrap();
-            (f.mode, f.dense_weight)
+            let f = fusion(flags, env, table).unwrap();
+            (f.mode.unwrap(), f.dense_weight.unwrap())
         };
         assert_eq!(got(&no_flags, &none), (DistBasedScore, 0.3));
         // Nothing set anywhere: the index's recorded fusion applies.
-        assert_eq!(fusion(&no_flags, none, None).unwrap(), None);
+        assert!(fusion(&no_flags, none, None).unwrap().is_empty());
         let env = |k: &str| (k == "RAGLOOM_FUSION").then(|| "relative_score".to_string());
         assert_eq!(got(&no_flags, &env), (RelativeScore, 0.3));
         let flags = GlobalArgs {

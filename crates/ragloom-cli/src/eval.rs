@@ -6,7 +6,9 @@ use crate::error::{CliError, exit};
 use crate::ui::Ui;
 use crate::{chat, out};
 use ragloom::Result;
-use ragloom::durable::{DurableIndex, HybridFusion, IndexRetrievers, Source, SyncOptions};
+use ragloom::durable::{
+    DurableIndex, HybridFusion, IndexRetrievers, LiveIndex, Source, SyncOptions,
+};
 use ragloom::evaluation::{
     DEFAULT_DENSE_WEIGHTS, EvalReport, LabelledQuestion, MakeRerank, RetrievalMode,
     compare_retrieval, generate_labelled_questions, judge_answers, read_labelled_questions,
@@ -102,7 +104,8 @@ pub(crate) async fn run(
     };
     let retrievers = Arc::new(crate::answer::retrievers(&live, spec, retrieval.fusion, ui).await?);
     if plan.tune_fusion {
-        return tune(index, &retrievers, &questions, top_k, plan.record, ui).await;
+        let on = (index, &live);
+        return tune(on, &retrievers, &questions, top_k, plan.record, ui).await;
     }
     let rerank = plan.reranker.as_deref().map(reranker).transpose()?;
     let modes = RetrievalMode::for_index(&retrievers, rerank);
@@ -144,9 +147,9 @@ pub(crate) async fn run(
 }
 
 /// Compares hybrid fusion settings at `top_k`, prints them, and with
-/// `record` records the best in the index.
+/// `record` records the best in the index, on the build `on` holds.
 async fn tune(
-    index: &DurableIndex,
+    (index, live): (&DurableIndex, &LiveIndex),
     retrievers: &IndexRetrievers,
     questions: &[LabelledQuestion],
     top_k: usize,
@@ -158,8 +161,9 @@ async fn tune(
     let tuned = tune_fusion(retrievers, questions, &candidates, top_k, ui.progress());
     let tuned = usage(tuned.await, hint)?;
     if record {
+        let best = Some(tuned.best);
         index
-            .record_fusion(Some(tuned.best), &SyncOptions::default())
+            .record_fusion(live, best, &SyncOptions::default())
             .await?;
         ui.note(&format!("recorded {} in the index", tuned.best));
     }

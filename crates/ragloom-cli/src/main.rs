@@ -21,7 +21,7 @@ use args::{Cli, Command, FolderArg};
 use clap::Parser;
 use error::{CliError, exit};
 use ragloom::ProviderSpec;
-use ragloom::durable::{DurableIndex, HybridFusion, IndexLocation, Source, StoreUrl, SyncReport};
+use ragloom::durable::{DurableIndex, FusionChoice, IndexLocation, Source, StoreUrl, SyncReport};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -75,7 +75,7 @@ fn main() -> ExitCode {
 struct Ctx {
     root: PathBuf,
     spec: ProviderSpec,
-    fusion: Option<HybridFusion>,
+    fusion: FusionChoice,
     location: Arc<dyn IndexLocation>,
     top_k: usize,
     ui: Ui,
@@ -374,9 +374,7 @@ async fn serve_http(a: &args::ServeArgs, cx: &Ctx) -> Result<(), CliError> {
 }
 
 /// Providers and the store, from flags, environment and config file.
-fn providers(
-    g: &args::GlobalArgs,
-) -> Result<(ProviderSpec, Option<HybridFusion>, StoreUrl), CliError> {
+fn providers(g: &args::GlobalArgs) -> Result<(ProviderSpec, FusionChoice, StoreUrl), CliError> {
     let (path, required): (Option<PathBuf>, bool) = match &g.config {
         Some(p) => (Some(p.clone()), true),
         None => (config::default_config_path(), false),

@@ -5,7 +5,7 @@ use crate::error::{CliError, exit};
 use crate::ingest::{self, IngestOptions};
 use crate::ui::Ui;
 use async_trait::async_trait;
-use ragloom::durable::{DurableIndex, HybridFusion, IndexRetrievers, Manifest, Source};
+use ragloom::durable::{DurableIndex, FusionChoice, IndexRetrievers, Manifest, Source};
 use ragloom::retrievers::Retriever;
 use ragloom::vector_stores::MetadataFilters;
 use ragloom::{Llm, ProviderSpec};
@@ -34,7 +34,7 @@ pub(crate) struct CliIndex {
 struct Shared {
     index: DurableIndex,
     spec: ProviderSpec,
-    fusion: Option<HybridFusion>,
+    fusion: FusionChoice,
     llm: Option<Arc<dyn Llm>>,
     uploads_dir: PathBuf,
     /// Whether upload jobs' ingests read links out of the served folder.
@@ -81,7 +81,7 @@ impl CliIndex {
         name: String,
         index: DurableIndex,
         spec: ProviderSpec,
-        fusion: Option<HybridFusion>,
+        fusion: FusionChoice,
         llm: Option<Arc<dyn Llm>>,
         follow_links: bool,
     ) -> Self {
@@ -117,10 +117,9 @@ impl Shared {
             ))
         })?;
         let manifest = Arc::new(live.manifest().clone());
-        if let Some(c) = cache
-            .as_mut()
-            .filter(|c| c.manifest.updated == manifest.updated)
-        {
+        if let Some(c) = cache.as_mut().filter(|c| {
+            (&c.manifest.updated, c.manifest.fusion) == (&manifest.updated, manifest.fusion)
+        }) {
             c.checked = Instant::now();
             return Ok((c.view.clone(), c.manifest.clone()));
         }
@@ -169,6 +168,7 @@ impl ServedIndex for CliIndex {
                 ref l => Some(l.label()),
             },
             "store": self.shared.index.location().label(),
+            "fusion": m.fusion,
             "chunk_size": m.settings.chunk_size,
             "chunk_overlap": m.settings.chunk_overlap,
             "chunk_tokenizer": m.settings.chunk_tokenizer.as_deref().unwrap_or("cl100k"),

@@ -56,7 +56,11 @@ fn lines(s: &IndexStatus, spec: &ProviderSpec) -> Vec<(&'static str, String)> {
         _ => "hybrid retrieval",
     };
     let embedding = if s.is_embedded() {
-        format!("{} ({retrieval})", ingest::model_label(&s.embed))
+        let fused = s
+            .fusion
+            .map(|f| format!(", fused by {f}"))
+            .unwrap_or_default();
+        format!("{} ({retrieval}{fused})", ingest::model_label(&s.embed))
     } else {
         format!("none ({retrieval})")
     };

@@ -827,7 +827,7 @@ fn a_tuned_fusion_is_recorded_kept_by_syncs_and_dropped_by_a_rebuild() {
         }
 
         let chosen = HybridFusion::new(FusionMode::DistBasedScore, 0.3).unwrap();
-        rt.block_on(index.record_fusion(Some(chosen), &options()))
+        rt.block_on(index.record_fusion(&live, Some(chosen), &options()))
             .unwrap();
         let fusion_now = || {
             let live = rt.block_on(index.open()).unwrap();
@@ -839,6 +839,14 @@ fn a_tuned_fusion_is_recorded_kept_by_syncs_and_dropped_by_a_rebuild() {
         assert_eq!(fusion_now(), chosen, "{}", store.kind);
         let live = rt.block_on(index.open()).unwrap();
         let set = rt.block_on(live.retrievers(Some(&embed))).unwrap();
+        let weight_only = ragloom::durable::FusionChoice {
+            mode: None,
+            dense_weight: Some(0.6),
+        };
+        assert_eq!(
+            set.clone().with_fusion(weight_only).fusion(),
+            HybridFusion::new(FusionMode::DistBasedScore, 0.6).unwrap()
+        );
         assert_eq!(
             set.with_fusion(HybridFusion::default()).fusion(),
             HybridFusion::default()
@@ -856,6 +864,19 @@ fn a_tuned_fusion_is_recorded_kept_by_syncs_and_dropped_by_a_rebuild() {
             ..opts.clone()
         };
         rt.block_on(index.sync(&rebuilt)).unwrap();
+        assert_eq!(fusion_now(), HybridFusion::default(), "{}", store.kind);
+        // A setting tuned on the replaced build is refused.
+        let stale = rt.block_on(index.record_fusion(&live, Some(chosen), &options()));
+        assert!(
+            matches!(
+                stale,
+                Err(ragloom::Error::Index(
+                    ragloom::durable::IndexError::Conflict { .. }
+                ))
+            ),
+            "{stale:?} on {}",
+            store.kind
+        );
         assert_eq!(fusion_now(), HybridFusion::default(), "{}", store.kind);
         clear(&index);
     }

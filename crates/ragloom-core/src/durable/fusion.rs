@@ -46,27 +46,6 @@ impl HybridFusion {
         Ok(Self { mode, dense_weight })
     }
 
-    /// `base` with the mode named `mode` (LlamaIndex's names:
-    /// `reciprocal_rerank`, `relative_score`, `dist_based_score`, `simple`)
-    /// and the dense weight `dense_weight` (a number from 0 to 1), each when
-    /// given: how front-ends read a setting from flags, the environment or a
-    /// file. A value that cannot be used is an error naming it.
-    pub fn parse(mode: Option<&str>, dense_weight: Option<&str>, base: Self) -> Result<Self> {
-        let mode = match mode {
-            Some(m) => m.trim().parse()?,
-            None => base.mode,
-        };
-        let dense_weight = match dense_weight {
-            Some(w) => w.trim().parse().map_err(|_| {
-                Error::InvalidInput(format!(
-                    "the dense weight of hybrid fusion must be a number from 0 to 1, not `{w}`"
-                ))
-            })?,
-            None => base.dense_weight,
-        };
-        Self::new(mode, dense_weight)
-    }
-
     /// The settings worth comparing on a labelled set: reciprocal rank and
     /// simple fusion (which weigh nothing), and the two score-based modes
     /// at each of `dense_weights`.
@@ -129,6 +108,71 @@ impl HybridFusion {
     }
 }
 
+/// A fusion setting given in part, as front-ends read one from flags, the
+/// environment or a file: what it names replaces that part of the setting
+/// it is laid [`over`](Self::over) (the index's recorded one, or the
+/// default), the rest stays.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FusionChoice {
+    /// The mode, when given.
+    pub mode: Option<FusionMode>,
+    /// The dense weight (0 to 1), when given.
+    pub dense_weight: Option<f64>,
+}
+
+impl FusionChoice {
+    /// `base` with the mode named `mode` (LlamaIndex's names:
+    /// `reciprocal_rerank`, `relative_score`, `dist_based_score`, `simple`)
+    /// and the dense weight `dense_weight` (a number from 0 to 1), each when
+    /// given. A value that cannot be used is an error naming it.
+    pub fn parse(mode: Option<&str>, dense_weight: Option<&str>, base: Self) -> Result<Self> {
+        let mode = match mode {
+            Some(m) => Some(m.trim().parse()?),
+            None => base.mode,
+        };
+        let dense_weight = match dense_weight {
+            Some(w) => {
+                let w = w.trim().parse().map_err(|_| {
+                    Error::InvalidInput(format!(
+                        "the dense weight of hybrid fusion must be a number from 0 to 1, not `{w}`"
+                    ))
+                })?;
+                Some(HybridFusion::new(FusionMode::default(), w)?.dense_weight)
+            }
+            None => base.dense_weight,
+        };
+        Ok(Self { mode, dense_weight })
+    }
+
+    /// Whether it sets nothing.
+    pub fn is_empty(&self) -> bool {
+        self.mode.is_none() && self.dense_weight.is_none()
+    }
+
+    /// `base` with the parts this choice gives replaced.
+    pub fn over(&self, base: HybridFusion) -> HybridFusion {
+        HybridFusion {
+            mode: self.mode.unwrap_or(base.mode),
+            dense_weight: self.dense_weight.unwrap_or(base.dense_weight),
+        }
+    }
+}
+
+impl From<HybridFusion> for FusionChoice {
+    fn from(f: HybridFusion) -> Self {
+        Self {
+            mode: Some(f.mode),
+            dense_weight: Some(f.dense_weight),
+        }
+    }
+}
+
+impl From<Option<HybridFusion>> for FusionChoice {
+    fn from(f: Option<HybridFusion>) -> Self {
+        f.map(Self::from).unwrap_or_default()
+    }
+}
+
 impl fmt::Display for HybridFusion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_weighted() {
@@ -169,23 +213,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn settings_parse_over_a_base_and_bad_values_name_themselves() {
-        let base = HybridFusion::default();
-        assert_eq!(HybridFusion::parse(None, None, base).unwrap(), base);
-        let set = HybridFusion::parse(Some("relative_score"), Some(" 0.8"), base).unwrap();
+    fn choices_parse_over_a_base_lay_over_a_setting_and_bad_values_name_themselves() {
+        let none = FusionChoice::default();
+        assert!(FusionChoice::parse(None, None, none).unwrap().is_empty());
+        let set = FusionChoice::parse(Some("relative_score"), Some(" 0.8"), none).unwrap();
         assert_eq!(
-            (set.mode, set.dense_weight),
-            (FusionMode::RelativeScore, 0.8)
+            set.over(HybridFusion::default()),
+            HybridFusion::new(FusionMode::RelativeScore, 0.8).unwrap()
         );
-        let kept = HybridFusion::parse(Some("simple"), None, set).unwrap();
-        assert_eq!((kept.mode, kept.dense_weight), (FusionMode::Simple, 0.8));
+        let kept = FusionChoice::parse(Some("simple"), None, set).unwrap();
+        assert_eq!(kept.dense_weight, Some(0.8));
+        // A weight alone keeps the mode of the setting it is laid over.
+        let recorded = HybridFusion::new(FusionMode::DistBasedScore, 0.3).unwrap();
+        let weight = FusionChoice::parse(None, Some("0.4"), none).unwrap();
+        assert_eq!(
+            weight.over(recorded),
+            HybridFusion::new(FusionMode::DistBasedScore, 0.4).unwrap()
+        );
         for (mode, weight, named) in [
             (Some("rrf"), None, "rrf"),
             (None, Some("1.5"), "1.5"),
             (None, Some("heavy"), "heavy"),
             (None, Some("NaN"), "NaN"),
         ] {
-            let e = HybridFusion::parse(mode, weight, base).unwrap_err();
+            let e = FusionChoice::parse(mode, weight, none).unwrap_err();
             assert!(e.to_string().contains(named), "{e}");
         }
     }

@@ -3,7 +3,7 @@
 
 use super::IndexError;
 use super::dir::IndexDir;
-use super::fusion::HybridFusion;
+use super::fusion::{FusionChoice, HybridFusion};
 use super::location::{BuildRequest, BuildTransaction, IndexBuild, IndexLocation, WriterGuard};
 use super::manifest::{MANIFEST_FORMAT, Manifest, SyncReport, read_manifest, write_manifest};
 use super::settings::{BuildSettings, EmbedModel, no_model};
@@ -153,17 +153,26 @@ impl DurableIndex {
         })
     }
 
-    /// Records `fusion` in the live build's manifest, in a transaction of
-    /// its own under the writer lock: hybrid retrieval uses it wherever the
-    /// caller sets no fusion ([`IndexRetrievers::with_fusion`]). `None`
-    /// forgets a recorded one.
+    /// Records `fusion` in the manifest of `tuned_on` (the build it was
+    /// chosen on), in a transaction of its own under the writer lock:
+    /// hybrid retrieval uses it wherever the caller sets no fusion
+    /// ([`IndexRetrievers::with_fusion`]). `None` forgets a recorded one. A
+    /// build that is no longer live (a rebuild committed meanwhile) is
+    /// [`IndexError::Conflict`]: the setting was measured on other chunks.
     pub async fn record_fusion(
         &self,
+        tuned_on: &LiveIndex,
         fusion: Option<HybridFusion>,
         options: &SyncOptions,
     ) -> Result<()> {
         let _writer = self.lock_writer(options).await?;
         let live = self.open().await?;
+        if live.build.name() != tuned_on.build.name() {
+            return Err(IndexError::Conflict {
+                source_key: self.source.key.clone(),
+            }
+            .into());
+        }
         let on_wait = || options.emit(SyncEvent::WaitingForWriter);
         let tx = live.build.begin(&on_wait).await?;
         let mut manifest = live.manifest;
@@ -297,13 +306,13 @@ impl LiveIndex {
 }
 
 impl IndexRetrievers {
-    /// Fuses keyword and dense results as `fusion` says; `None` keeps the
+    /// Fuses keyword and dense results as `fusion` says, laid over the
     /// default: the fusion recorded in the index
-    /// ([`DurableIndex::record_fusion`]), else reciprocal rank with equal weights.
-    pub fn with_fusion(mut self, fusion: impl Into<Option<HybridFusion>>) -> Self {
-        if let Some(f) = fusion.into() {
-            self.fusion = f;
-        }
+    /// ([`DurableIndex::record_fusion`]), else reciprocal rank with equal
+    /// weights. A [`HybridFusion`] replaces it whole, a [`FusionChoice`]
+    /// the parts it gives, `None` nothing.
+    pub fn with_fusion(mut self, fusion: impl Into<FusionChoice>) -> Self {
+        self.fusion = fusion.into().over(self.fusion);
         self
     }
 

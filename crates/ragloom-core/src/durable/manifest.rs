@@ -39,8 +39,30 @@ pub struct Manifest {
     /// The hybrid fusion recorded for this build (`ragloom eval
     /// --tune-fusion --record`), used where the caller sets none. Kept by
     /// later syncs of the build; a rebuild with other settings starts without.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A value this build cannot use (a mode of a later release) reads as
+    /// none, with a warning, rather than making the index unreadable.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_fusion"
+    )]
     pub fusion: Option<HybridFusion>,
+}
+
+fn lenient_fusion<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<HybridFusion>, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    if value.is_null() {
+        return Ok(None);
+    }
+    match serde_json::from_value(value.clone()) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) => {
+            tracing::warn!(%value, error = %e, "ignoring the index's recorded fusion");
+            Ok(None)
+        }
+    }
 }
 
 /// A file as the last sync saw it.
@@ -227,6 +249,41 @@ mod tests {
                 ..IngestStages::default()
             }
         );
+    }
+
+    /// A recorded fusion reads back; one this build cannot use reads as
+    /// none and the manifest stays readable.
+    #[test]
+    fn a_recorded_fusion_reads_back_and_an_unusable_one_reads_as_none() {
+        let settings: BuildSettings = serde_json::from_value(serde_json::json!({
+            "chunk_size": 1024, "chunk_overlap": 200, "embed": null,
+        }))
+        .unwrap();
+        let manifest = Manifest {
+            format: MANIFEST_FORMAT,
+            source: "x".into(),
+            settings,
+            created: String::new(),
+            updated: String::new(),
+            listed_at_ns: 0,
+            last_ingest: SyncReport::default(),
+            fusion: Some(HybridFusion::default()),
+        };
+        let mut json = serde_json::to_value(&manifest).unwrap();
+        let back: Manifest = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back.fusion, Some(HybridFusion::default()));
+        for unusable in [
+            serde_json::json!({"mode": "learned_later", "dense_weight": 0.5}),
+            serde_json::json!({"mode": "simple", "dense_weight": 7}),
+            serde_json::json!("simple"),
+        ] {
+            json["fusion"] = unusable;
+            let back: Manifest = serde_json::from_value(json.clone()).unwrap();
+            assert_eq!(back.fusion, None);
+        }
+        json.as_object_mut().unwrap().remove("fusion");
+        let back: Manifest = serde_json::from_value(json).unwrap();
+        assert_eq!(back.fusion, None);
     }
 
     #[test]

@@ -42,7 +42,7 @@ mod writer;
 
 pub use crate::error::{FolderProblem, IndexError};
 pub use dir::IndexDir;
-pub use fusion::HybridFusion;
+pub use fusion::{FusionChoice, HybridFusion};
 pub use index::{DurableIndex, IndexRetrievers, LiveIndex, NewBuild};
 pub use kv::{DynKv, copy_collections};
 pub use llamaindex::Exported;

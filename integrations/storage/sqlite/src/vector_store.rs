@@ -160,7 +160,8 @@ impl SqliteVectorStore {
             }
             match scan {
                 Some((query, top_k)) if cache.scanned != Some(now) => {
-                    cache.scanned = Some(now);
+                    // The vectors of an older commit are not kept meanwhile.
+                    (cache.scanned, cache.store) = (Some(now), None);
                     drop(cache);
                     Ok(State::Scanned(self.scan(c, query, top_k)?))
                 }
