@@ -145,15 +145,28 @@ impl Bm25Tokenizer {
         self
     }
 
-    /// The terms of `text`, in order, duplicates kept.
+    /// The terms of `text`, in order, duplicates kept. Each word is
+    /// stemmed once per thread (the thread's term cache), so texts read
+    /// again and again — a server's excerpts — cost no stemming.
     pub fn tokenize(&self, text: &str) -> Vec<String> {
-        let mut words = self.words(text);
-        if self.stemmer.is_some() {
-            for w in words.iter_mut() {
-                *w = self.stem(w);
-            }
+        if self.stemmer.is_none() {
+            return self.words(text);
         }
-        words
+        TERMS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            let cache = &mut *cache;
+            if !cache.is_for(self) || cache.ids.len() >= CACHED_TERMS {
+                cache.reset_for(self);
+            }
+            let mut out = Vec::new();
+            self.for_each_token_of_lowered(&self.lowered(text), |w| {
+                let id = cache.id_of(self, w);
+                if id != STOPWORD {
+                    out.push(cache.terms[id as usize].to_string());
+                }
+            });
+            out
+        })
     }
 
     /// The words of `text` before stemming: lowercased (if set), split by

@@ -362,6 +362,14 @@ fn open_connection(path: &Path, options: &SqliteOptions, writer: bool) -> Result
              PRAGMA cache_size = -65536;"
         ))
         .map_err(wrap)?;
+    } else {
+        // Readers map the file (up to 1 GiB) instead of copying each page
+        // through read(2): a served question reads postings and nodes from
+        // pages already in the OS cache, and copying them was a sixth of
+        // its time. Mapped pages are the OS cache's, so this adds no
+        // memory of its own; SQLite unmaps before it truncates.
+        conn.execute_batch("PRAGMA mmap_size = 1073741824;")
+            .map_err(wrap)?;
     }
     Ok(conn)
 }

@@ -669,57 +669,45 @@ pub(crate) fn search(
     let mut read = conn
         .prepare_cached("SELECT postings FROM bm25_postings WHERE term = ?1 ORDER BY segment")
         .map_err(err)?;
-    // Each list is decoded straight from SQLite's buffer, twice (once to
-    // count its live postings, once to score them), and scores go to a dense
-    // array by row when rows are dense: memory stays near one list's size,
-    // whatever the size of the index.
+    // Each term's live postings are decoded once from SQLite's buffer into
+    // one reused list, and scores go to a dense array by row when rows are
+    // dense: memory stays near one list's size, whatever the size of the index.
     let max_row: i64 = conn
         .query_row("SELECT COALESCE(MAX(row), 0) FROM bm25_docs", [], |r| {
             r.get(0)
         })
         .map_err(err)?;
     let mut acc = Accumulator::new(max_row, s.docs);
-    let mut df_of: HashMap<&str, usize> = HashMap::new();
-    // Runs `f` on every live posting of `term`; false if a list is damaged.
-    let mut each = |term: &str, f: &mut dyn FnMut(Posting)| -> Result<bool> {
-        let mut rows = read.query(params![term]).map_err(err)?;
-        while let Some(row) = rows.next().map_err(err)? {
-            let blob = row.get_ref(0).map_err(err)?;
-            let bytes = blob.as_blob().map_err(|e| err(e.into()))?;
-            for p in PostingIter::new(bytes) {
-                let Some(p) = p else { return Ok(false) };
-                if !deleted.contains(&p.row) {
-                    f(p);
-                }
-            }
-        }
-        Ok(true)
-    };
+    let mut norms = LengthNorms::new(params, avg_len);
+    let mut list: Vec<Posting> = Vec::new();
+    let mut listed: Option<&str> = None;
     for token in tokens {
-        let df = match df_of.get(token.as_str()) {
-            Some(&df) => df,
-            None => {
-                let mut live = 0usize;
-                if !each(token, &mut |_| live += 1)? {
-                    return Err(corrupt(path, token));
+        if listed != Some(token.as_str()) {
+            list.clear();
+            let mut rows = read.query(params![token]).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                let blob = row.get_ref(0).map_err(err)?;
+                let bytes = blob.as_blob().map_err(|e| err(e.into()))?;
+                for p in PostingIter::new(bytes) {
+                    let Some(p) = p else {
+                        return Err(corrupt(path, token));
+                    };
+                    if deleted.is_empty() || !deleted.contains(&p.row) {
+                        list.push(p);
+                    }
                 }
-                df_of.insert(token.as_str(), live);
-                live
             }
-        };
-        if df == 0 {
+            listed = Some(token.as_str());
+        }
+        if list.is_empty() {
             continue;
         }
-        let df = df as f64;
+        let df = list.len() as f64;
         let idf = (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln() as f32;
-        let ok = each(token, &mut |p| {
+        for p in &list {
             let tf = f64::from(p.tf as f32);
-            let dl = f64::from(p.len);
-            let tfc = tf / (params.k1 * ((1.0 - params.b) + params.b * dl / avg_len) + tf);
+            let tfc = tf / (norms.of(p.len) + tf);
             acc.add(p.row, (f64::from(idf) * tfc) as f32);
-        })?;
-        if !ok {
-            return Err(corrupt(path, token));
         }
     }
     let scored = acc.top_k(top_k);
@@ -733,6 +721,48 @@ pub(crate) fn search(
             Ok((id, score))
         })
         .collect()
+}
+
+/// BM25's length normalisation `k1 * ((1 - b) + b * len / avg_len)` by
+/// node length, each computed once per query (the same expression, so the
+/// same bits): most postings share a few hundred lengths, and the division
+/// was a large part of scoring.
+struct LengthNorms {
+    params: Params,
+    avg_len: f64,
+    /// By length, NaN until computed.
+    known: Vec<f64>,
+}
+
+impl LengthNorms {
+    /// Lengths past this are computed each time.
+    const KEPT: usize = 8192;
+
+    fn new(params: Params, avg_len: f64) -> Self {
+        Self {
+            params,
+            avg_len,
+            known: Vec::new(),
+        }
+    }
+
+    fn of(&mut self, len: u32) -> f64 {
+        let compute = |len: u32| {
+            let p = self.params;
+            p.k1 * ((1.0 - p.b) + p.b * f64::from(len) / self.avg_len)
+        };
+        let at = len as usize;
+        if at >= Self::KEPT {
+            return compute(len);
+        }
+        if at >= self.known.len() {
+            self.known.resize(at + 1, f64::NAN);
+        }
+        if self.known[at].is_nan() {
+            self.known[at] = compute(len);
+        }
+        self.known[at]
+    }
 }
 
 /// Scores by row: a dense array when rows are dense (the usual case: rows

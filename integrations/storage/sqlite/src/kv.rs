@@ -71,6 +71,35 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+thread_local! {
+    /// A decompression context per thread, for the same reason.
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Values larger than this are decoded as a stream, never sized up front
+/// from a frame header (which a damaged value could make huge).
+const MAX_SIZED_VALUE: u64 = 64 << 20;
+
+fn decompress(
+    kept: &mut Option<zstd::bulk::Decompressor<'static>>,
+    frame: &[u8],
+) -> std::io::Result<Vec<u8>> {
+    let size = zstd::zstd_safe::get_frame_content_size(frame)
+        .ok()
+        .flatten();
+    match size.filter(|&n| n <= MAX_SIZED_VALUE) {
+        Some(n) => {
+            let d = match kept {
+                Some(d) => d,
+                None => kept.insert(zstd::bulk::Decompressor::new()?),
+            };
+            d.decompress(frame, n as usize)
+        }
+        None => zstd::stream::decode_all(frame),
+    }
+}
+
 fn compress(
     kept: &mut Option<zstd::bulk::Compressor<'static>>,
     bytes: &[u8],
@@ -88,7 +117,8 @@ pub(crate) fn decode_value(v: ValueRef<'_>) -> Result<String, String> {
     match v {
         ValueRef::Text(t) => String::from_utf8(t.to_vec()).map_err(|e| e.to_string()),
         ValueRef::Blob(b) if b.starts_with(&ZSTD_MAGIC) => {
-            let bytes = zstd::stream::decode_all(b)
+            let bytes = DECOMPRESSOR
+                .with(|d| decompress(&mut d.borrow_mut(), b))
                 .map_err(|e| format!("cannot decompress a stored value: {e}"))?;
             String::from_utf8(bytes).map_err(|e| e.to_string())
         }
