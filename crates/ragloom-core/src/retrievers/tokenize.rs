@@ -146,27 +146,44 @@ impl Bm25Tokenizer {
     }
 
     /// The terms of `text`, in order, duplicates kept. Each word is
-    /// stemmed once per thread (the thread's term cache), so texts read
-    /// again and again — a server's excerpts — cost no stemming.
+    /// stemmed once per thread (the thread's term cache, which stays
+    /// bounded whatever one text holds), so texts read again and again — a
+    /// server's excerpts — cost no stemming.
     pub fn tokenize(&self, text: &str) -> Vec<String> {
         if self.stemmer.is_none() {
             return self.words(text);
         }
-        TERMS.with(|cache| {
-            let mut cache = cache.borrow_mut();
+        let cached = TERMS.try_with(|cache| {
+            let mut cache = cache.try_borrow_mut().ok()?;
             let cache = &mut *cache;
             if !cache.is_for(self) || cache.ids.len() >= CACHED_TERMS {
                 cache.reset_for(self);
             }
             let mut out = Vec::new();
             self.for_each_token_of_lowered(&self.lowered(text), |w| {
-                let id = cache.id_of(self, w);
-                if id != STOPWORD {
-                    out.push(cache.terms[id as usize].to_string());
+                let id = match cache.ids.len() < CACHED_TERMS {
+                    true => Some(cache.id_of(self, w)),
+                    false => cache.ids.get(w),
+                };
+                match id {
+                    Some(STOPWORD) => {}
+                    Some(id) => out.push(cache.terms[id as usize].to_string()),
+                    // The cache is full: the rest of this text is stemmed
+                    // without it.
+                    None if self.is_stopword(w) => {}
+                    None => out.push(self.stem(w)),
                 }
             });
-            out
-        })
+            Some(out)
+        });
+        match cached {
+            Ok(Some(out)) => out,
+            // The thread's cache is in use further up the stack, or gone.
+            _ => {
+                let words = self.words(text);
+                words.iter().map(|w| self.stem(w)).collect()
+            }
+        }
     }
 
     /// The words of `text` before stemming: lowercased (if set), split by
@@ -464,6 +481,21 @@ fn word_runs(text: &str) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    /// One text of more new words than the cache keeps leaves it bounded
+    /// and gives the same terms as stemming each word.
+    #[test]
+    fn a_text_of_many_new_words_keeps_the_term_cache_bounded() {
+        let t = Bm25Tokenizer::default();
+        let text: String = (0..CACHED_TERMS + 500)
+            .map(|i| format!("walking{i}s "))
+            .collect();
+        let terms = t.tokenize(&text);
+        let by_hand: Vec<String> = t.words(&text).iter().map(|w| t.stem(w)).collect();
+        assert_eq!(terms, by_hand);
+        assert!(TERMS.with(|c| c.borrow().ids.len()) <= CACHED_TERMS);
+        assert_eq!(t.tokenize("Walking dogs"), vec!["walk", "dog"]);
+    }
 
     /// The scan finds what the default pattern's regex finds.
     #[test]

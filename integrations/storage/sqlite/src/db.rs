@@ -362,12 +362,15 @@ fn open_connection(path: &Path, options: &SqliteOptions, writer: bool) -> Result
              PRAGMA cache_size = -65536;"
         ))
         .map_err(wrap)?;
-    } else {
+    } else if cfg!(target_pointer_width = "64") {
         // Readers map the file (up to 1 GiB) instead of copying each page
         // through read(2): a served question reads postings and nodes from
         // pages already in the OS cache, and copying them was a sixth of
-        // its time. Mapped pages are the OS cache's, so this adds no
-        // memory of its own; SQLite unmaps before it truncates.
+        // its time. The pages are the OS cache's (no memory of their own,
+        // though RSS counts those a connection touched); the project only
+        // ever unlinks a file, which leaves a mapping valid, and SQLite
+        // unmaps before it truncates one. Not on 32-bit targets, whose
+        // address space a map per connection would use up.
         conn.execute_batch("PRAGMA mmap_size = 1073741824;")
             .map_err(wrap)?;
     }

@@ -85,9 +85,14 @@ fn decompress(
     kept: &mut Option<zstd::bulk::Decompressor<'static>>,
     frame: &[u8],
 ) -> std::io::Result<Vec<u8>> {
-    let size = zstd::zstd_safe::get_frame_content_size(frame)
-        .ok()
-        .flatten();
+    // One frame only: a value of several frames streams, as it always did.
+    let one_frame = zstd::zstd_safe::find_frame_compressed_size(frame).ok() == Some(frame.len());
+    let size = match one_frame {
+        true => zstd::zstd_safe::get_frame_content_size(frame)
+            .ok()
+            .flatten(),
+        false => None,
+    };
     match size.filter(|&n| n <= MAX_SIZED_VALUE) {
         Some(n) => {
             let d = match kept {
@@ -284,6 +289,25 @@ mod tests {
                 assert_eq!(b, alone);
             }
         }
+    }
+
+    /// A value of several frames, or of a frame without its size, decodes
+    /// whole (streamed); a frame claiming more than it holds is an error.
+    #[test]
+    fn several_frames_and_unsized_frames_decode_and_a_lying_one_fails() {
+        let (a, b) = (long_json(), r#"{"tail":"and the rest"}"#.to_string());
+        let mut two = zstd::bulk::compress(a.as_bytes(), ZSTD_LEVEL).unwrap();
+        two.extend(zstd::bulk::compress(b.as_bytes(), ZSTD_LEVEL).unwrap());
+        assert_eq!(decode_value(ValueRef::Blob(&two)).unwrap(), a.clone() + &b);
+        let mut unsized_frame = Vec::new();
+        let mut enc = zstd::stream::write::Encoder::new(&mut unsized_frame, 3).unwrap();
+        enc.include_contentsize(false).unwrap();
+        enc.write_all(a.as_bytes()).unwrap();
+        enc.finish().unwrap();
+        assert_eq!(decode_value(ValueRef::Blob(&unsized_frame)).unwrap(), a);
+        let mut cut = zstd::bulk::compress(a.as_bytes(), ZSTD_LEVEL).unwrap();
+        cut.truncate(cut.len() / 2);
+        assert!(decode_value(ValueRef::Blob(&cut)).is_err());
     }
 
     /// Files written before schema 4 hold raw deflate: they read unchanged.
