@@ -258,6 +258,8 @@ fn server_of(
     config: ragloom_server::ServerConfig,
     follow_links: bool,
 ) -> Result<ragloom_server::Server, CliError> {
+    // A server reads the same files for every question: map them.
+    ragloom::sqlite::set_reader_mmap_size(1 << 30);
     let llm = cx.spec.llm.build()?;
     let mut names: Vec<String> = Vec::new();
     let mut indexes: Vec<std::sync::Arc<dyn ragloom_server::ServedIndex>> = Vec::new();

@@ -5,9 +5,27 @@ use crate::schema;
 use ragloom_core::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+
+/// Bytes of each file that new reader connections map (see
+/// [`set_reader_mmap_size`]).
+static READER_MMAP: AtomicU64 = AtomicU64::new(0);
+
+/// How much of each database file new reader connections map into memory
+/// instead of copying its pages through `read(2)`, for the whole process,
+/// as SQLite's own `SQLITE_CONFIG_MMAP_SIZE` is. Worth it where a process
+/// answers many questions from the same files (a server: copying pages was
+/// a sixth of a served BM25 question), not where it asks once (RSS counts
+/// every mapped page touched: a command-line hybrid question over 15,000
+/// nodes peaked at 118 MB mapped against 56 MB copied). The pages are the
+/// OS cache's; files are only ever unlinked, which leaves a mapping valid,
+/// and SQLite unmaps before it truncates. Default 0 (no mapping); ignored
+/// on 32-bit targets, whose address space a map per connection would use up.
+pub fn set_reader_mmap_size(bytes: u64) {
+    READER_MMAP.store(bytes, Ordering::Relaxed);
+}
 
 /// How a [`crate::SqliteStore`] opens its file.
 #[derive(Clone, Debug)]
@@ -363,16 +381,36 @@ fn open_connection(path: &Path, options: &SqliteOptions, writer: bool) -> Result
         ))
         .map_err(wrap)?;
     } else if cfg!(target_pointer_width = "64") {
-        // Readers map the file (up to 1 GiB) instead of copying each page
-        // through read(2): a served question reads postings and nodes from
-        // pages already in the OS cache, and copying them was a sixth of
-        // its time. The pages are the OS cache's (no memory of their own,
-        // though RSS counts those a connection touched); the project only
-        // ever unlinks a file, which leaves a mapping valid, and SQLite
-        // unmaps before it truncates one. Not on 32-bit targets, whose
-        // address space a map per connection would use up.
-        conn.execute_batch("PRAGMA mmap_size = 1073741824;")
-            .map_err(wrap)?;
+        let bytes = READER_MMAP.load(Ordering::Relaxed);
+        if bytes > 0 {
+            conn.execute_batch(&format!("PRAGMA mmap_size = {bytes};"))
+                .map_err(wrap)?;
+        }
     }
     Ok(conn)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Readers map the file only once a process asks for it; the writer never.
+    #[test]
+    fn readers_map_the_file_only_when_the_process_asks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.sqlite");
+        drop(open_connection(&path, &SqliteOptions::default(), true).unwrap());
+        let mapped = |writer: bool| -> i64 {
+            let conn = open_connection(&path, &SqliteOptions::default(), writer).unwrap();
+            conn.query_row("PRAGMA mmap_size", [], |r| r.get(0))
+                .unwrap()
+        };
+        set_reader_mmap_size(0);
+        assert_eq!(mapped(false), 0);
+        set_reader_mmap_size(1 << 20);
+        assert_eq!(mapped(false), 1 << 20);
+        assert_eq!(mapped(true), 0);
+        set_reader_mmap_size(0);
+    }
 }

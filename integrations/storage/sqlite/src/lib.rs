@@ -35,7 +35,7 @@ pub use transaction::SqliteTransaction;
 mod vector_store;
 
 pub use bm25::SqliteBm25Retriever;
-pub use db::{SqliteOptions, database_files};
+pub use db::{SqliteOptions, database_files, set_reader_mmap_size};
 pub use docstore::{PreparedNodes, SqliteDocumentStore};
 pub use durable::{SqliteBuild, SqliteLocation, live_db};
 pub use kv::SqliteKv;
