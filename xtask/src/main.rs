@@ -498,8 +498,26 @@ fn serve_bench() -> Result {
         .arg("--work")
         .arg(bench_work())
         .arg("--python")
-        .arg(python);
-    run("serve_load", b)
+        .arg(&python);
+    run("serve_load", b)?;
+    // `/v1/retrieve` under wrk, a load generator in a process of its own.
+    if Command::new("wrk").arg("--version").output().is_err() {
+        eprintln!(
+            "serve bench: wrk is not installed (apt-get install wrk): the wrk comparison is skipped"
+        );
+        return Ok(());
+    }
+    let mut w = Command::new("python3");
+    w.arg(root().join("crates/ragloom-cli/benches/serve_wrk.py"))
+        .arg("--ragloom")
+        .arg(target_dir().join("release").join("ragloom"))
+        .arg("--python")
+        .arg(&python)
+        .arg("--corpus")
+        .arg(&corpus)
+        .arg("--work")
+        .arg(bench_work());
+    run("serve_wrk.py", w)
 }
 
 /// What the Python side of the serve bench adds to the reference: the web
