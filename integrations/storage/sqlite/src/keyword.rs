@@ -678,7 +678,6 @@ pub(crate) fn search(
         })
         .map_err(err)?;
     let mut acc = Accumulator::new(max_row, s.docs);
-    let mut norms = LengthNorms::new(params, avg_len);
     let mut list: Vec<Posting> = Vec::new();
     let mut listed: Option<&str> = None;
     for token in tokens {
@@ -706,7 +705,8 @@ pub(crate) fn search(
         let idf = (1.0 + (n_docs - df + 0.5) / (df + 0.5)).ln() as f32;
         for p in &list {
             let tf = f64::from(p.tf as f32);
-            let tfc = tf / (norms.of(p.len) + tf);
+            let dl = f64::from(p.len);
+            let tfc = tf / (params.k1 * ((1.0 - params.b) + params.b * dl / avg_len) + tf);
             acc.add(p.row, (f64::from(idf) * tfc) as f32);
         }
     }
@@ -721,48 +721,6 @@ pub(crate) fn search(
             Ok((id, score))
         })
         .collect()
-}
-
-/// BM25's length normalisation `k1 * ((1 - b) + b * len / avg_len)` by
-/// node length, each computed once per query (the same expression, so the
-/// same bits): most postings share a few hundred lengths, and the division
-/// was a large part of scoring.
-struct LengthNorms {
-    params: Params,
-    avg_len: f64,
-    /// By length, NaN until computed.
-    known: Vec<f64>,
-}
-
-impl LengthNorms {
-    /// Lengths past this are computed each time.
-    const KEPT: usize = 8192;
-
-    fn new(params: Params, avg_len: f64) -> Self {
-        Self {
-            params,
-            avg_len,
-            known: Vec::new(),
-        }
-    }
-
-    fn of(&mut self, len: u32) -> f64 {
-        let compute = |len: u32| {
-            let p = self.params;
-            p.k1 * ((1.0 - p.b) + p.b * f64::from(len) / self.avg_len)
-        };
-        let at = len as usize;
-        if at >= Self::KEPT {
-            return compute(len);
-        }
-        if at >= self.known.len() {
-            self.known.resize(at + 1, f64::NAN);
-        }
-        if self.known[at].is_nan() {
-            self.known[at] = compute(len);
-        }
-        self.known[at]
-    }
 }
 
 /// Scores by row: a dense array when rows are dense (the usual case: rows

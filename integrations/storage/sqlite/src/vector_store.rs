@@ -74,9 +74,18 @@ pub(crate) fn to_blob(v: &[f32]) -> Vec<u8> {
 }
 
 pub(crate) fn from_blob(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+    let mut v = Vec::new();
+    from_blob_into(b, &mut v);
+    v
+}
+
+/// [`from_blob`] into `out` (cleared first), reusing its allocation.
+fn from_blob_into(b: &[u8], out: &mut Vec<f32>) {
+    out.clear();
+    out.extend(
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
 }
 
 impl SqliteVectorStore {
@@ -202,11 +211,7 @@ impl SqliteVectorStore {
                 .get_ref(1)
                 .and_then(|v| v.as_blob().map_err(Into::into))
                 .map_err(|e| self.db.err("reading vectors", e))?;
-            row_values.clear();
-            row_values.extend(
-                blob.chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            );
+            from_blob_into(blob, &mut row_values);
             search.push(id, &row_values)?;
         }
         Ok(search.finish())
