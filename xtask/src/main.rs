@@ -31,7 +31,9 @@ fn main() -> ExitCode {
         Some("pyref") => python_reference().map(|p| println!("{}", p.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus),\n          then `ragloom serve` under 200 clients (--serve: that alone),\n          then hit rate and MRR per retrieval mode on the labelled set (--eval: that alone),\n          then local models against sentence-transformers and llama.cpp (--models: that alone)\n  layers  check that ragloom-core's modules import only from their own layer or below
+                "usage: cargo xtask <command>\n\n  ci      fmt check, clippy -D warnings, tests, docs -D warnings, cargo-deny licenses/bans/sources\n          (if installed; required under CI; advisories with RAGLOOM_DENY_ADVISORIES=1)\n  bench   criterion benchmarks (extra args go to criterion), then the command line's\n          store against Python LlamaIndex (--store: that alone; --large: also the 20x corpus),\n          then `ragloom serve` under 200 clients (--serve: that alone),
+          then the embedded vector index against Chroma and LanceDB (--vectors: that alone;
+          --large: a million vectors),\n          then hit rate and MRR per retrieval mode on the labelled set (--eval: that alone),\n          then local models against sentence-transformers and llama.cpp (--models: that alone)\n  layers  check that ragloom-core's modules import only from their own layer or below
   fuzz    run the libFuzzer targets of fuzz/ on nightly ([TARGET...] [--runs N] [--time SECS];
           default: every target, 1,000,000 runs or 900 s each), then print executions and time\n  pyref   set up the Python LlamaIndex reference venv and print its python"
             );
@@ -303,12 +305,15 @@ fn bench(extra: &[String]) -> Result {
     let flag = |f: &str| extra.iter().any(|a| a == f);
     let (store_only, serve_only, large) = (flag("--store"), flag("--serve"), flag("--large"));
     let eval_only = flag("--eval");
+    if flag("--vectors") {
+        return vectors_bench(large);
+    }
     let criterion: Vec<&String> = extra
         .iter()
         .filter(|a| {
             !matches!(
                 a.as_str(),
-                "--store" | "--serve" | "--large" | "--eval" | "--models"
+                "--store" | "--serve" | "--large" | "--eval" | "--models" | "--vectors"
             )
         })
         .collect();
@@ -339,10 +344,44 @@ fn bench(extra: &[String]) -> Result {
         serve_bench()?;
     }
     if !store_only && !serve_only {
+        vectors_bench(large)?;
         eval_bench()?;
         models_bench()?;
     }
     Ok(())
+}
+
+/// The embedded store's vector index against Chroma and LanceDB on the same
+/// vectors (`RAGLOOM_BENCH_CHROMA_PYTHON`, `RAGLOOM_BENCH_LANCEDB_PYTHON`:
+/// Pythons with chromadb and lancedb; a missing one is skipped).
+fn vectors_bench(large: bool) -> Result {
+    release_build(&[
+        "-p",
+        "ragloom-storage-sqlite",
+        "--example",
+        "vector_index_bench",
+    ])?;
+    let mut b = Command::new("python3");
+    b.arg(root().join("integrations/storage/sqlite/benches/vector_bench.py"))
+        .arg("--bench")
+        .arg(
+            target_dir()
+                .join("release")
+                .join("examples")
+                .join("vector_index_bench"),
+        );
+    if large {
+        b.arg("--large");
+    }
+    for (flag, var) in [
+        ("--chroma", "RAGLOOM_BENCH_CHROMA_PYTHON"),
+        ("--lancedb", "RAGLOOM_BENCH_LANCEDB_PYTHON"),
+    ] {
+        if let Some(py) = env::var_os(var).filter(|v| !v.is_empty()) {
+            b.arg(flag).arg(py);
+        }
+    }
+    run("vector_bench.py", b)
 }
 
 /// Local models against their references, in turn on the same CPU: the

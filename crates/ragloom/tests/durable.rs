@@ -365,7 +365,96 @@ fn child_sync() {
         panic!("RAGLOOM_DURABLE_CHILD={spec:?}");
     };
     let url = StoreUrl::parse(url).unwrap();
-    sync(&index_at(&url, Path::new(root), Path::new(data)));
+    ragloom::sqlite::set_ann_min_vectors(1);
+    hybrid_sync(&index_at(&url, Path::new(root), Path::new(data)));
+}
+
+/// The kill test's syncs embed (a 32-dimension hash), so its indexes are
+/// hybrid; its processes keep the embedded store's vector index at any
+/// size, so every commit rewrites that file and a kill can land on it.
+fn hash_embed() -> ragloom::durable::EmbedModel {
+    ragloom::durable::EmbedModel::new(
+        std::sync::Arc::new(ragloom::embeddings::HashEmbedding::new(32)),
+        serde_json::json!({"hash": 32}),
+    )
+}
+
+fn hybrid_sync(index: &DurableIndex) -> SyncReport {
+    let opts = SyncOptions {
+        embed: Some(hash_embed()),
+        ..options()
+    };
+    runtime().block_on(index.sync(&opts)).unwrap()
+}
+
+/// Fails naming only the entries where two states differ (they are long).
+fn assert_same_state(got: &BTreeMap<String, String>, want: &BTreeMap<String, String>, what: &str) {
+    let differ: Vec<String> = got
+        .keys()
+        .chain(want.keys())
+        .filter(|k| got.get(*k) != want.get(*k))
+        .map(|k| {
+            let list = |v: Option<&String>| -> Vec<String> {
+                v.map(|v| v.split(',').map(str::to_owned).collect())
+                    .unwrap_or_default()
+            };
+            let (g, w) = (list(got.get(k)), list(want.get(k)));
+            let only = |a: &[String], b: &[String]| a.iter().filter(|x| !b.contains(x)).count();
+            format!(
+                "{k}: {} items against {}, {} only in the first, {} only in the second",
+                g.len(),
+                w.len(),
+                only(&g, &w),
+                only(&w, &g)
+            )
+        })
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{what}: {} entries differ, e.g. {:?}",
+        differ.len(),
+        &differ[..differ.len().min(3)]
+    );
+}
+
+/// [`state`], and what a vector search finds: every node once, by hash.
+fn hybrid_state(index: &DurableIndex) -> BTreeMap<String, String> {
+    let mut out = state(index);
+    runtime().block_on(async {
+        let Some(live) = index.open_live().await.unwrap() else {
+            return;
+        };
+        let retrievers = live.retrievers(Some(&hash_embed())).await.unwrap();
+        let found = retrievers
+            .vector(100_000)
+            .unwrap()
+            .retrieve(&"Who repainted the boat in the harbour?".into())
+            .await
+            .unwrap();
+        let mut hashes: Vec<String> = found.iter().map(|n| n.node.hash()).collect();
+        hashes.sort();
+        out.insert("vectors".into(), hashes.join(","));
+        // The embedded store's vector index: a file the commit names is
+        // there, whole, and answers.
+        if let Some(b) = live
+            .build()
+            .as_any()
+            .downcast_ref::<ragloom::sqlite::SqliteBuild>()
+        {
+            let status = b.store().vector_index_status().unwrap();
+            if let Some(file) = status.file {
+                assert!(file.exists(), "{} is named but missing", file.display());
+                let top = retrievers
+                    .vector(5)
+                    .unwrap()
+                    .retrieve(&"the harbour".into())
+                    .await
+                    .unwrap();
+                assert_eq!(top.len(), 5);
+            }
+        }
+    });
+    out
 }
 
 /// The store URL of `store`'s indexes tagged `tag`, as a child parses it.
@@ -424,11 +513,13 @@ impl Lcg {
     }
 }
 
-/// Random kills of a sync from an old folder to a new one (50 files gone, 20
-/// edited, 50 new), each checked against complete syncs of both: 20 rounds
+/// Random kills of a hybrid sync from an old folder to a new one (50 files
+/// gone, 20 edited, 50 new), each checked against complete syncs of both
+/// (nodes, hashes, files and what a vector search finds): 20 rounds
 /// on SQLite and PostgreSQL, 5 on Qdrant; `RAGLOOM_KILL_ROUNDS` sets them.
 #[test]
 fn a_sync_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
+    ragloom::sqlite::set_ann_min_vectors(1);
     for store in stores() {
         let rounds: usize = std::env::var("RAGLOOM_KILL_ROUNDS")
             .ok()
@@ -447,28 +538,27 @@ fn a_sync_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
         };
         std::fs::rename(&old_docs, &data).unwrap();
         let old_index = store.index(&work.path().join("old"), &data, "old");
-        sync(&old_index);
-        let old = state(&old_index);
+        hybrid_sync(&old_index);
+        let old = hybrid_state(&old_index);
         swap(&old_docs, &new_docs);
         let new_index = store.index(&work.path().join("new"), &data, "new");
-        sync(&new_index);
-        let new = state(&new_index);
+        hybrid_sync(&new_index);
+        let new = hybrid_state(&new_index);
         clear(&new_index);
         // How long a child takes, start to end, from the old state: the
         // kills are spread over it.
         let probe = work.path().join("probe");
         let probe_index = store.index(&probe, &data, "probe");
         swap(&new_docs, &old_docs);
-        sync(&probe_index);
+        hybrid_sync(&probe_index);
         swap(&old_docs, &new_docs);
         let started = Instant::now();
         sync_killed_after(&store, &probe, &data, "probe", Duration::from_secs(600));
         let full_time = started.elapsed();
-        assert_eq!(
-            state(&probe_index),
-            new,
-            "{}: a child's whole sync",
-            store.kind
+        assert_same_state(
+            &hybrid_state(&probe_index),
+            &new,
+            &format!("{}: a child's whole sync", store.kind),
         );
         clear(&probe_index);
         assert_ne!(old, new);
@@ -492,11 +582,11 @@ fn a_sync_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
                 copy_dir(&work.path().join("old"), &root);
             } else {
                 swap(&new_docs, &old_docs);
-                sync(&index);
+                hybrid_sync(&index);
                 swap(&old_docs, &new_docs);
             }
             assert_eq!(
-                state(&index),
+                hybrid_state(&index),
                 old,
                 "{} round {round}: the old state",
                 store.kind
@@ -504,7 +594,7 @@ fn a_sync_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
             let delay =
                 Duration::from_micros(rng.next() % (full_time.as_micros() as u64 * 11 / 10).max(1));
             sync_killed_after(&store, &root, &data, &tag, delay);
-            let now = state(&index);
+            let now = hybrid_state(&index);
             if now == old {
                 saw_old += 1;
             } else if now == new {
@@ -516,9 +606,9 @@ fn a_sync_killed_at_any_moment_leaves_the_old_state_or_the_new_one() {
                 );
             }
             // The next sync completes and lands on the new state.
-            sync(&index);
+            hybrid_sync(&index);
             assert_eq!(
-                state(&index),
+                hybrid_state(&index),
                 new,
                 "{} round {round}: after a kill",
                 store.kind

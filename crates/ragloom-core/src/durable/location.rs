@@ -68,6 +68,10 @@ pub struct StoreInfo {
     /// Qdrant: the build's points.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub points: Option<u64>,
+    /// Embedded: how vector queries are answered (an approximate index and
+    /// its size, or an exact scan), in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vector_index: Option<String>,
 }
 
 /// A build as LlamaIndex's in-memory stores: docstore and index store

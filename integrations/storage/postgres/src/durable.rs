@@ -300,6 +300,7 @@ impl IndexBuild for PostgresBuild {
             ),
             size_bytes: self.store.size_bytes().await?,
             points: None,
+            vector_index: None,
         })
     }
 

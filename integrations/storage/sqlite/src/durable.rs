@@ -99,7 +99,10 @@ fn make_live(dir: &IndexDir, db: &Path) -> Result<()> {
 /// Removes a build's file and SQLite's files beside it; best effort (a
 /// leftover file is only disk space).
 fn remove_db_files(db: &Path) {
-    for file in database_files(db) {
+    for file in database_files(db)
+        .into_iter()
+        .chain(crate::vector_index_files(db))
+    {
         let _ = std::fs::remove_file(file);
     }
 }
@@ -282,6 +285,7 @@ impl IndexBuild for SqliteBuild {
             path: self.store.path().display().to_string(),
             size_bytes: dir.size_bytes(),
             points: None,
+            vector_index: Some(self.store.vector_index_status()?.to_string()),
         })
     }
 

@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+mod ann;
 mod bm25;
 mod db;
 mod docstore;
@@ -34,6 +35,10 @@ mod transaction;
 pub use transaction::SqliteTransaction;
 mod vector_store;
 
+pub use ann::{
+    DEFAULT_ANN_MIN_VECTORS, DEFAULT_ANN_SEARCH_BREADTH, VectorIndexStatus, VectorIndexUpdate,
+    set_ann_min_vectors, set_ann_search_breadth, vector_index_files,
+};
 pub use bm25::SqliteBm25Retriever;
 pub use db::{SqliteOptions, database_files, set_reader_mmap_size};
 pub use docstore::{PreparedNodes, SqliteDocumentStore};
@@ -95,6 +100,23 @@ impl SqliteStore {
             )));
         }
         self.db.checkpoint()
+    }
+
+    /// Builds or updates the vector index beside the file when it is due:
+    /// built once the store holds [`DEFAULT_ANN_MIN_VECTORS`] vectors (see
+    /// [`set_ann_min_vectors`]), updated once more than 1,000 rows changed
+    /// since it was written. Every commit of this store calls it;
+    /// call it after writes by another kind of writer. Blocks while it builds.
+    pub fn update_vector_index(&self) -> Result<VectorIndexUpdate> {
+        ann::maintain(&self.db)
+    }
+
+    /// The vector index of the last commit: whether queries use one, and
+    /// how many changed rows they score beside it.
+    pub fn vector_index_status(&self) -> Result<VectorIndexStatus> {
+        self.db.read(&Scope::Committed, |c| {
+            ann::status(&self.db.path, c).map_err(|e| self.db.err("reading", e))
+        })
     }
 
     /// The schema version recorded in the file.

@@ -4,7 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// The schema this build writes. Bump it with a new entry in `MIGRATIONS`.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// `MIGRATIONS[i]` takes a file from version `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -66,6 +66,19 @@ const MIGRATIONS: &[&str] = &[
     DROP TABLE bm25_postings;
     ALTER TABLE bm25_postings_5 RENAME TO bm25_postings;
     CREATE INDEX bm25_postings_by_term ON bm25_postings (term);",
+    // 5 → 6: every vector row added, replaced or removed is logged by
+    // rowid, so the vector index file beside the database (written as of
+    // one log entry) is brought up to a commit without reading every row.
+    "CREATE TABLE vectors_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        row INTEGER NOT NULL
+    );
+    CREATE TRIGGER vectors_logged_insert AFTER INSERT ON vectors
+        BEGIN INSERT INTO vectors_log (row) VALUES (NEW.rowid); END;
+    CREATE TRIGGER vectors_logged_update AFTER UPDATE OF embedding ON vectors
+        BEGIN INSERT INTO vectors_log (row) VALUES (NEW.rowid); END;
+    CREATE TRIGGER vectors_logged_delete AFTER DELETE ON vectors
+        BEGIN INSERT INTO vectors_log (row) VALUES (OLD.rowid); END;",
 ];
 
 /// Brings the file at `conn` to [`SCHEMA_VERSION`]. The caller holds no

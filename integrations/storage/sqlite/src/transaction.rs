@@ -87,9 +87,13 @@ impl SqliteTransaction {
             .write(&scope, |c| crate::keyword::merge_all(&self.db.path, c))
     }
 
-    /// Makes every write of the transaction durable at once.
+    /// Makes every write of the transaction durable at once, then brings
+    /// the vector index up to it when due (see
+    /// [`crate::SqliteStore::update_vector_index`]).
     pub async fn commit(self) -> Result<()> {
-        self.finish(true)
+        self.finish(true)?;
+        crate::ann::after_commit(&self.db).await;
+        Ok(())
     }
 
     /// Drops every write of the transaction.

@@ -45,6 +45,8 @@ pub(crate) struct Cached {
     /// of it builds `store` (a process asking once, as the command line
     /// does, never holds every vector).
     scanned: Option<i64>,
+    /// The vector index file mapped for queries (see [`crate::ann`]).
+    view: crate::ann::SharedView,
 }
 
 const GENERATION_KEY: &str = "vectors_generation";
@@ -80,7 +82,7 @@ pub(crate) fn from_blob(b: &[u8]) -> Vec<f32> {
 }
 
 /// [`from_blob`] into `out` (cleared first), reusing its allocation.
-fn from_blob_into(b: &[u8], out: &mut Vec<f32>) {
+pub(crate) fn from_blob_into(b: &[u8], out: &mut Vec<f32>) {
     out.clear();
     out.extend(
         b.chunks_exact(4)
@@ -98,6 +100,156 @@ impl SqliteVectorStore {
             .map_err(|e| self.db.err("reading", e))?
             .map(|bytes| bytes as usize / 4);
         check_embeddings(nodes, stored)
+    }
+
+    /// After a write of its own (outside a transaction, which maintains the
+    /// vector index at its commit): the vector index brought up to it when due.
+    async fn committed<R>(&self, out: Result<R>) -> Result<R> {
+        if out.is_ok() && matches!(self.scope, Scope::Committed) {
+            crate::ann::after_commit(&self.db).await;
+        }
+        out
+    }
+
+    /// A row as a node carrying what a filter reads: its metadata and source document.
+    fn row_node(&self, id: String, ref_doc_id: Option<String>, metadata: &str) -> Result<Node> {
+        let metadata: Metadata = serde_json::from_str(metadata)
+            .map_err(|e| Error::corrupt(&self.db.path, format!("vector `{id}` metadata: {e}")))?;
+        let mut node = Node::text_node("").with_id(id).with_metadata_map(metadata);
+        if let Some(doc) = ref_doc_id {
+            node = node.with_relationship(NodeRelationship::Source, RelatedNodeInfo::new(doc));
+        }
+        Ok(node)
+    }
+
+    /// Whether the row `row` passes `filters`, judged as [`Self::matching_ids`] judges.
+    fn row_matches(&self, conn: &Connection, row: i64, filters: &MetadataFilters) -> Result<bool> {
+        let mut stmt = conn
+            .prepare_cached("SELECT node_id, ref_doc_id, metadata FROM vectors WHERE rowid = ?1")
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        let found = stmt
+            .query_row(params![row], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .optional()
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        match found {
+            None => Ok(false),
+            Some((id, doc, metadata)) => {
+                let node = self.row_node(id, doc, &metadata)?;
+                Ok(matches(filters, &metadata_dict_without_content(&node)))
+            }
+        }
+    }
+
+    /// The `top_k` rows nearest `query` among those passing `filters`, read
+    /// from the file; a row's vector is decoded only once its metadata passed.
+    fn scan_filtered(
+        &self,
+        conn: &Connection,
+        query: &[f32],
+        top_k: usize,
+        filters: &MetadataFilters,
+    ) -> Result<Vec<(f32, String)>> {
+        let mut search = ExactSearch::new(query, SimilarityMode::Cosine, top_k);
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT node_id, ref_doc_id, metadata, embedding FROM vectors ORDER BY rowid",
+            )
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        let mut rows = stmt
+            .query([])
+            .map_err(|e| self.db.err("reading vectors", e))?;
+        let mut values = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.db.err("reading vectors", e))? {
+            let read = |i| {
+                row.get::<_, String>(i)
+                    .map_err(|e| self.db.err("reading vectors", e))
+            };
+            let (id, metadata) = (read(0)?, read(2)?);
+            let doc: Option<String> = row.get(1).map_err(|e| self.db.err("reading vectors", e))?;
+            let node = self.row_node(id, doc, &metadata)?;
+            if !matches(filters, &metadata_dict_without_content(&node)) {
+                continue;
+            }
+            let blob = row
+                .get_ref(3)
+                .and_then(|v| v.as_blob().map_err(Into::into))
+                .map_err(|e| self.db.err("reading vectors", e))?;
+            from_blob_into(blob, &mut values);
+            search.push(node.id_, &values)?;
+        }
+        Ok(search.finish())
+    }
+
+    /// The mapped vector index `state` names, shared by this store's
+    /// queries; `None` (the rows are scanned) if it cannot be opened.
+    fn view(&self, state: &crate::ann::AnnState) -> Option<Arc<usearch::Index>> {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(crate::ann::View(file, index)) = &cache.view
+            && *file == state.file
+        {
+            return Some(Arc::clone(index));
+        }
+        match crate::ann::open_view(&self.db.path, state) {
+            Ok(index) => {
+                let index = Arc::new(index);
+                cache.view = Some(crate::ann::View(state.file.clone(), Arc::clone(&index)));
+                Some(index)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the vector index is unreadable; scanning the rows");
+                None
+            }
+        }
+    }
+
+    /// The answer of the vector index, when the store keeps one and the
+    /// query is one it answers: `None` sends the query the usual way.
+    fn ann_query(&self, query: &VectorStoreQuery) -> Result<Option<Vec<(f32, String)>>> {
+        let Some(embedding) = query.query_embedding.as_deref() else {
+            return Ok(None);
+        };
+        if query.mode != VectorStoreQueryMode::Default
+            || query.node_ids.is_some()
+            || query.doc_ids.is_some()
+            || query.similarity_top_k == 0
+        {
+            return Ok(None);
+        }
+        self.db.read(&self.scope, |c| {
+            let Some(state) =
+                crate::ann::AnnState::read(c).map_err(|e| self.db.err("reading", e))?
+            else {
+                return Ok(None);
+            };
+            let Some(index) = self.view(&state) else {
+                return Ok(None);
+            };
+            let keep = |conn: &Connection, row: i64| match &query.filters {
+                Some(f) => self.row_matches(conn, row, f),
+                None => Ok(true),
+            };
+            let found = crate::ann::AnnQuery {
+                index: &index,
+                state: &state,
+                query: embedding,
+                top_k: query.similarity_top_k,
+                keep: query.filters.as_ref().map(|_| &keep as _),
+            }
+            .run(c)?;
+            match (found, &query.filters) {
+                (Some(found), _) => Ok(Some(found)),
+                (None, Some(f)) => self
+                    .scan_filtered(c, embedding, query.similarity_top_k, f)
+                    .map(Some),
+                (None, None) => Ok(None),
+            }
+        })
     }
 
     /// Every stored vector, as nodes carrying only what a query needs
@@ -123,15 +275,9 @@ impl SqliteVectorStore {
         for row in rows {
             let (id, ref_doc_id, blob, metadata) =
                 row.map_err(|e| self.db.err("reading vectors", e))?;
-            let metadata: Metadata = serde_json::from_str(&metadata).map_err(|e| {
-                Error::corrupt(&self.db.path, format!("vector `{id}` metadata: {e}"))
-            })?;
-            let mut node = Node::text_node("").with_id(id).with_metadata_map(metadata);
+            let mut node = self.row_node(id, ref_doc_id, &metadata)?;
             if embeddings {
                 node = node.with_embedding(from_blob(&blob));
-            }
-            if let Some(doc) = ref_doc_id {
-                node = node.with_relationship(NodeRelationship::Source, RelatedNodeInfo::new(doc));
             }
             nodes.push(node);
         }
@@ -236,7 +382,7 @@ impl VectorStore for SqliteVectorStore {
     }
 
     async fn add(&self, nodes: &[Node]) -> Result<Vec<String>> {
-        self.db.write(&self.scope, |c| {
+        let out = self.db.write(&self.scope, |c| {
             self.check(c, nodes)?;
             let mut stmt = c
                 .prepare_cached(
@@ -253,18 +399,20 @@ impl VectorStore for SqliteVectorStore {
             }
             bump_generation(c).map_err(|e| self.db.err("writing vectors", e))?;
             Ok(nodes.iter().map(|n| n.id_.clone()).collect())
-        })
+        });
+        self.committed(out).await
     }
 
     async fn delete(&self, ref_doc_id: &str) -> Result<()> {
-        self.db.write(&self.scope, |c| {
+        let out = self.db.write(&self.scope, |c| {
             c.execute(
                 "DELETE FROM vectors WHERE ref_doc_id = ?1",
                 params![ref_doc_id],
             )
             .and_then(|_| bump_generation(c))
             .map_err(|e| self.db.err("deleting vectors", e))
-        })
+        });
+        self.committed(out).await
     }
 
     /// Deletes the listed nodes that also match `filters`, read as
@@ -277,7 +425,7 @@ impl VectorStore for SqliteVectorStore {
         let Some(sel) = delete_selection(node_ids, filters)? else {
             return Ok(());
         };
-        self.db.write(&self.scope, |c| {
+        let out = self.db.write(&self.scope, |c| {
             let doomed: Vec<String> = match (sel.filters, sel.node_ids) {
                 (Some(f), listed) => {
                     let listed: Option<HashSet<&str>> =
@@ -297,10 +445,19 @@ impl VectorStore for SqliteVectorStore {
                     .map_err(|e| self.db.err("deleting vectors", e))?;
             }
             bump_generation(c).map_err(|e| self.db.err("deleting vectors", e))
-        })
+        });
+        self.committed(out).await
     }
 
     async fn query(&self, query: &VectorStoreQuery) -> Result<VectorStoreQueryResult> {
+        if let Some(found) = self.ann_query(query)? {
+            let (similarities, ids) = found.into_iter().unzip();
+            return Ok(VectorStoreQueryResult {
+                nodes: None,
+                similarities,
+                ids,
+            });
+        }
         let plain = query.mode == VectorStoreQueryMode::Default
             && query.filters.is_none()
             && query.node_ids.is_none()
@@ -325,11 +482,12 @@ impl VectorStore for SqliteVectorStore {
     }
 
     async fn clear(&self) -> Result<()> {
-        self.db.write(&self.scope, |c| {
+        let out = self.db.write(&self.scope, |c| {
             c.execute("DELETE FROM vectors", [])
                 .and_then(|_| bump_generation(c))
                 .map_err(|e| self.db.err("clearing vectors", e))
-        })
+        });
+        self.committed(out).await
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

@@ -200,6 +200,7 @@ async fn nodes_stored_before_the_keyword_index_are_indexed_when_the_file_is_migr
          UPDATE meta SET value = '2' WHERE key = 'schema_version';",
     )
     .unwrap();
+    conn.execute_batch(WITHOUT_VECTOR_LOG).unwrap();
     drop(conn);
 
     let store = SqliteStore::open(&path).unwrap();
@@ -278,7 +279,14 @@ fn make_schema_4(path: &std::path::Path) {
          UPDATE meta SET value = '4' WHERE key = 'schema_version';",
     )
     .unwrap();
+    conn.execute_batch(WITHOUT_VECTOR_LOG).unwrap();
 }
+
+/// Undoes schema 6 (the vector change log), for files turned back into older ones.
+const WITHOUT_VECTOR_LOG: &str = "DROP TRIGGER vectors_logged_insert;
+    DROP TRIGGER vectors_logged_update;
+    DROP TRIGGER vectors_logged_delete;
+    DROP TABLE vectors_log;";
 
 #[tokio::test]
 async fn a_damaged_posting_list_does_not_keep_an_older_file_from_opening() {

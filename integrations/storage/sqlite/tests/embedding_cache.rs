@@ -129,7 +129,7 @@ async fn a_version_1_file_is_migrated_and_keeps_its_data() {
     }
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 5);
+    assert_eq!(SCHEMA_VERSION, 6);
     use ragloom_core::storage::DocStore;
     assert_eq!(
         store

@@ -1,11 +1,13 @@
 //! A writer killed (`SIGKILL`) at random moments leaves the file at its last
-//! commit: every document at one version, nodes, vectors, hashes and the index agreeing.
+//! commit: every document at one version, nodes, vectors, hashes and the
+//! index agreeing, and the vector index file (kept at any size here, so
+//! every commit rewrites it) answering for that commit.
 
 #![allow(clippy::unwrap_used)]
 
 use ragloom_core::indices::load_index_from_storage;
 use ragloom_core::prelude::*;
-use ragloom_storage_sqlite::SqliteStore;
+use ragloom_storage_sqlite::{SqliteStore, set_ann_min_vectors};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -38,6 +40,7 @@ async fn writer_child() {
     let Ok(path) = std::env::var(CHILD_ENV) else {
         return;
     };
+    set_ann_min_vectors(1);
     let store = SqliteStore::open(&path).unwrap();
     let mut version = state(&store).await.version.unwrap_or(0);
     let mut out = std::io::stdout();
@@ -148,6 +151,8 @@ async fn killed_writers_leave_the_last_commit() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index.sqlite");
     let exe = std::env::current_exe().unwrap();
+    set_ann_min_vectors(1);
+    let mut with_vector_index = 0;
     let mut last_committed = 0u64;
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     for round in 0..20 {
@@ -198,6 +203,15 @@ async fn killed_writers_leave_the_last_commit() {
             last_committed = last_committed.max(v);
         }
         let store = SqliteStore::open(&path).unwrap();
+        // The file a commit names is there, whole: queries below use it.
+        if let Some(file) = store.vector_index_status().unwrap().file {
+            assert!(
+                file.exists(),
+                "round {round}: {} is named but missing",
+                file.display()
+            );
+            with_vector_index += 1;
+        }
         let found = state(&store).await.version.unwrap_or(0);
         // A commit may land after its line was lost with the process, never before it.
         assert!(
@@ -209,5 +223,9 @@ async fn killed_writers_leave_the_last_commit() {
     assert!(
         last_committed > 0,
         "no round committed anything; the moments were too early"
+    );
+    assert!(
+        with_vector_index > 0,
+        "no round left a vector index to read"
     );
 }

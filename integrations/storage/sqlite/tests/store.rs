@@ -110,9 +110,11 @@ async fn a_schema_3_file_with_deflated_values_reads_and_migrates() {
         )
         .unwrap();
     }
-    // Schema 3 had no segment records either.
+    // Schema 3 had no segment records either, nor the vector change log.
     conn.execute_batch(
         "DROP TABLE bm25_segments;
+         DROP TRIGGER vectors_logged_insert; DROP TRIGGER vectors_logged_update;
+         DROP TRIGGER vectors_logged_delete; DROP TABLE vectors_log;
          UPDATE meta SET value = '3' WHERE key = 'schema_version';",
     )
     .unwrap();

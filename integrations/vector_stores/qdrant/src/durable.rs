@@ -298,6 +298,7 @@ impl IndexBuild for QdrantBuild {
             // Qdrant reports no sizes: what stays on this machine (the embedding cache).
             size_bytes: dir.size_bytes(),
             points: Some(self.points().await?),
+            vector_index: None,
         })
     }
 
