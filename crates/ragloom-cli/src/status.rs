@@ -36,8 +36,12 @@ fn lines(s: &IndexStatus, spec: &ProviderSpec) -> Vec<(&'static str, String)> {
         "sqlite" => {
             let file = std::path::Path::new(&s.store.path).file_name();
             let file = file.map(|n| n.to_string_lossy().into_owned());
-            let vectors = s.store.vector_index.as_deref().unwrap_or_default();
-            format!("embedded SQLite, {}; {vectors}", file.unwrap_or_default())
+            let vectors = s.store.vector_index.as_ref().map(|v| format!("; {v}"));
+            format!(
+                "embedded SQLite, {}{}",
+                file.unwrap_or_default(),
+                vectors.unwrap_or_default()
+            )
         }
         "qdrant" => format!(
             "Qdrant {} ({} points)",

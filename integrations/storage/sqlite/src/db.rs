@@ -80,6 +80,8 @@ pub(crate) struct Db {
     pub(crate) turn: Arc<tokio::sync::Mutex<()>>,
     /// Whether a transaction is open, so a write beside it is refused instead of deadlocking.
     pub(crate) in_tx: AtomicBool,
+    /// One look at the vector index at a time (see `crate::ann`).
+    pub(crate) ann_turn: Mutex<()>,
     /// Opened [`SqliteOptions::fresh`] and not yet committed: the writer
     /// keeps a rollback journal, and readers must not wait on it.
     fresh: AtomicBool,
@@ -121,6 +123,7 @@ impl Db {
             options,
             turn: Arc::new(tokio::sync::Mutex::new(())),
             in_tx: AtomicBool::new(false),
+            ann_turn: Mutex::new(()),
         })
     }
 

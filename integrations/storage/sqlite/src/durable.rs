@@ -285,7 +285,10 @@ impl IndexBuild for SqliteBuild {
             path: self.store.path().display().to_string(),
             size_bytes: dir.size_bytes(),
             points: None,
-            vector_index: Some(self.store.vector_index_status()?.to_string()),
+            // A keyword-only build has no vectors to speak of.
+            vector_index: Some(self.store.vector_index_status()?)
+                .filter(|s| s.vectors > 0)
+                .map(|s| s.to_string()),
         })
     }
 

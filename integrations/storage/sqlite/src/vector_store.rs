@@ -47,6 +47,8 @@ pub(crate) struct Cached {
     scanned: Option<i64>,
     /// The vector index file mapped for queries (see [`crate::ann`]).
     view: crate::ann::SharedView,
+    /// A file that failed to open, not tried again by this store.
+    unreadable: Option<String>,
 }
 
 const GENERATION_KEY: &str = "vectors_generation";
@@ -195,6 +197,9 @@ impl SqliteVectorStore {
         {
             return Some(Arc::clone(index));
         }
+        if cache.unreadable.as_deref() == Some(state.file.as_str()) {
+            return None;
+        }
         match crate::ann::open_view(&self.db.path, state) {
             Ok(index) => {
                 let index = Arc::new(index);
@@ -203,6 +208,7 @@ impl SqliteVectorStore {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "the vector index is unreadable; scanning the rows");
+                cache.unreadable = Some(state.file.clone());
                 None
             }
         }

@@ -16,14 +16,16 @@ use usearch::Index;
 /// [`maintain`] after a commit, off the async threads; a failure is only
 /// logged (the commit stands, and queries scan until a later one succeeds).
 pub(crate) async fn after_commit(db: &Arc<Db>) {
+    // One look at a time per store: a commit landing while another commit's
+    // look builds leaves its rows to be scored exactly until the next one.
     let out = match tokio::runtime::Handle::try_current() {
         Ok(_) => {
             let db = Arc::clone(db);
-            tokio::task::spawn_blocking(move || maintain(&db))
+            tokio::task::spawn_blocking(move || maintain_if_idle(&db))
                 .await
                 .unwrap_or_else(|e| Err(Error::Other(format!("updating the vector index: {e}"))))
         }
-        Err(_) => maintain(db),
+        Err(_) => maintain_if_idle(db),
     };
     if let Err(e) = out {
         tracing::warn!(error = %e, "the vector index was not updated; queries scan the rows meanwhile");
@@ -56,7 +58,32 @@ pub enum VectorIndexUpdate {
 /// score those rows exactly). Runs outside any transaction; the
 /// file is named by a short transaction of its own once it is on disk.
 pub(crate) fn maintain(db: &Db) -> Result<VectorIndexUpdate> {
+    let _turn = db
+        .ann_turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    maintain_locked(db)
+}
+
+/// [`maintain`], unless another look of this store is under way.
+fn maintain_if_idle(db: &Db) -> Result<VectorIndexUpdate> {
+    match db.ann_turn.try_lock() {
+        Ok(_turn) => maintain_locked(db),
+        Err(std::sync::TryLockError::Poisoned(p)) => {
+            let _turn = p.into_inner();
+            maintain_locked(db)
+        }
+        Err(std::sync::TryLockError::WouldBlock) => Ok(VectorIndexUpdate::Unchanged),
+    }
+}
+
+fn maintain_locked(db: &Db) -> Result<VectorIndexUpdate> {
     let min = MIN_VECTORS.load(Ordering::Relaxed).max(1);
+    // usearch names files by `&str`: a store elsewhere is searched exactly
+    // (checked before a build, not after it).
+    if db.path.to_str().is_none() {
+        return Ok(VectorIndexUpdate::Unchanged);
+    }
     // Decide and build in one snapshot, so the file holds exactly the rows
     // up to `last`.
     let built = db.read(&Scope::Committed, |c| {
@@ -108,9 +135,7 @@ pub(crate) fn maintain(db: &Db) -> Result<VectorIndexUpdate> {
             let old = db.write(&Scope::Committed, |c| {
                 let old = AnnState::read(c).map_err(sql)?;
                 c.execute("DELETE FROM meta WHERE key = ?1", params![META_KEY])
-                    .and_then(|_| {
-                        c.execute("DELETE FROM vectors_log WHERE seq <= ?1", params![last])
-                    })
+                    .and_then(|_| prune_log(c, last))
                     .map_err(|e| db.err("dropping the vector index", e))?;
                 Ok(old)
             })?;
@@ -131,6 +156,30 @@ pub(crate) fn maintain(db: &Db) -> Result<VectorIndexUpdate> {
 /// update rewrites the file, so a sync's one transaction updates it once.
 fn max_pending(min_vectors: usize) -> usize {
     (min_vectors / 10).clamp(1, 1_000)
+}
+
+const PRUNED_KEY: &str = "ann_log_pruned";
+
+/// The log entries up to which the log was emptied (0: never).
+fn pruned_to(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT value FROM meta WHERE key = ?1",
+        params![PRUNED_KEY],
+        |r| r.get::<_, String>(0),
+    )
+    .optional()
+    .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
+/// Empties the log up to `seq`, recording how far, so no file built from
+/// an older snapshot is named after it.
+fn prune_log(conn: &Connection, seq: i64) -> rusqlite::Result<usize> {
+    let to = pruned_to(conn)?.max(seq);
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        params![PRUNED_KEY, to.to_string()],
+    )?;
+    conn.execute("DELETE FROM vectors_log WHERE seq <= ?1", params![seq])
 }
 
 enum Plan {
@@ -278,7 +327,9 @@ fn save(
 ) -> Result<AnnState> {
     let file = format!("{}{last}.usearch", file_prefix(&db.path));
     let path = file_path(&db.path, &file);
-    let tmp = file_path(&db.path, &format!("{file}.{}.tmp", std::process::id()));
+    static TEMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = TEMPS.fetch_add(1, Ordering::Relaxed);
+    let tmp = file_path(&db.path, &format!("{file}.{}-{n}.tmp", std::process::id()));
     index
         .save(utf8(&tmp)?)
         .map_err(|e| usearch_err(&tmp, "writing", e))?;
@@ -313,15 +364,15 @@ fn install(db: &Db, built: Built) -> Result<VectorIndexUpdate> {
         }) {
             return Ok(false);
         }
+        // The file needs every log entry after its own: another writer
+        // that dropped the index meanwhile pruned some of them.
+        if pruned_to(c).map_err(sql)? > built.state.seq {
+            return Ok(false);
+        }
         built
             .state
             .write(c)
-            .and_then(|()| {
-                c.execute(
-                    "DELETE FROM vectors_log WHERE seq <= ?1",
-                    params![built.state.seq],
-                )
-            })
+            .and_then(|()| prune_log(c, built.state.seq))
             .map_err(|e| db.err("naming the vector index", e))?;
         Ok(true)
     });
@@ -334,10 +385,9 @@ fn install(db: &Db, built: Built) -> Result<VectorIndexUpdate> {
             let _ = std::fs::remove_file(file_path(&db.path, &built.state.file));
             Ok(VectorIndexUpdate::Unchanged)
         }
-        Err(e) => {
-            let _ = std::fs::remove_file(file_path(&db.path, &built.state.file));
-            Err(e)
-        }
+        // Whether the file got named is not known (a failure can follow a
+        // commit): it stays, and a later install removes it once stale.
+        Err(e) => Err(e),
     }
 }
 

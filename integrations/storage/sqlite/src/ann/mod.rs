@@ -162,7 +162,7 @@ pub(super) fn changed_since(conn: &Connection, seq: i64) -> rusqlite::Result<FxH
 
 pub(super) fn pending_count(conn: &Connection, seq: i64) -> rusqlite::Result<usize> {
     conn.query_row(
-        "SELECT count(DISTINCT row) FROM vectors_log WHERE seq > ?1",
+        "SELECT count(*) FROM vectors_log WHERE seq > ?1",
         params![seq],
         |r| r.get::<_, i64>(0),
     )
@@ -331,6 +331,9 @@ pub(super) fn options(dims: usize) -> IndexOptions {
 /// Whether a row (by rowid) passes a query's filters.
 pub(crate) type RowFilter<'a> = dyn Fn(&Connection, i64) -> Result<bool> + 'a;
 
+/// Changed rows a query scores beside the graph at most (see `AnnQuery::run`).
+const MAX_SCORED_CHANGES: usize = 20_000;
+
 /// A query's answer from the graph: `None` when it cannot be trusted (a
 /// filter the graph could not satisfy), so the caller scans.
 pub(crate) struct AnnQuery<'a> {
@@ -346,19 +349,33 @@ impl AnnQuery<'_> {
     /// The `top_k` best `(similarity, node id)` pairs, best first, scored as
     /// an exact search scores them.
     pub(crate) fn run(&self, conn: &Connection) -> Result<Option<Vec<(f32, String)>>> {
-        if self.query.len() != self.state.dims || self.top_k == 0 {
+        // A query the exact path refuses (non-finite values) is refused there.
+        if self.query.len() != self.state.dims
+            || self.top_k == 0
+            || self.query.iter().any(|v| !v.is_finite())
+        {
             return Ok(None);
         }
         // Candidates beyond top_k: the graph ranks by half-precision vectors;
         // the re-scoring below restores the exact order among them.
         let want = self.top_k.saturating_mul(2).saturating_add(10);
-        // Asked for half the store or more: a scan reads it all anyway, and
-        // rows the graph can no longer reach (after removals) are not missed.
+        // Candidates for half the store or more: a scan reads it all anyway,
+        // and rows the graph can no longer reach (after removals) are not missed.
         if want.saturating_mul(2) > self.state.vectors {
             return Ok(None);
         }
         let changed = changed_since(conn, self.state.seq).map_err(sql)?;
+        // Updates failing for a while (a full disk): each changed row would
+        // cost every query a read, so the rows are scanned instead.
+        if changed.len() > MAX_SCORED_CHANGES {
+            return Ok(None);
+        }
         let failed = std::cell::Cell::new(None::<Error>);
+        // A selective filter makes the walk visit most of the graph looking
+        // for matches; past this many rows read, the rest are refused unread
+        // and the matching rows are scanned instead.
+        let budget = want.saturating_mul(20).max(2_000);
+        let judged = std::cell::Cell::new(0usize);
         let keep_row = |key: u64| -> bool {
             let row = key as i64;
             if changed.contains(&row) {
@@ -366,10 +383,14 @@ impl AnnQuery<'_> {
             }
             match self.keep {
                 None => true,
-                Some(keep) => keep(conn, row).unwrap_or_else(|e| {
-                    failed.set(Some(e));
-                    false
-                }),
+                Some(_) if judged.get() >= budget => false,
+                Some(keep) => {
+                    judged.set(judged.get() + 1);
+                    keep(conn, row).unwrap_or_else(|e| {
+                        failed.set(Some(e));
+                        false
+                    })
+                }
             }
         };
         let slot = GATE.enter();
@@ -385,7 +406,7 @@ impl AnnQuery<'_> {
         }
         // A filter that left fewer candidates than asked for may have cut the
         // graph's paths short: the matching rows are scanned instead.
-        if self.keep.is_some() && found.keys.len() < want {
+        if self.keep.is_some() && (found.keys.len() < want || judged.get() >= budget) {
             return Ok(None);
         }
         let mut rows: Vec<i64> = found.keys.iter().map(|k| *k as i64).collect();
@@ -398,7 +419,9 @@ impl AnnQuery<'_> {
                 rows.push(row);
             }
         }
-        // Scored in row order, as a scan scores them, so ties break alike.
+        // Scored in row order, as a scan scores them, so ties among the
+        // candidates break alike (with more tied rows than candidates, which
+        // of them are returned may differ).
         rows.sort_unstable();
         rows.dedup();
         let mut search = ExactSearch::new(
