@@ -54,7 +54,8 @@ pub(crate) fn count_terms(tokenizer: &Bm25Tokenizer, nodes: &[Node]) -> Counted 
     }
 }
 
-fn meta_i64(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
+/// A counter kept in the file's `meta` table (0 when absent or unreadable).
+pub(crate) fn meta_i64(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
     conn.query_row("SELECT value FROM meta WHERE key = ?1", params![key], |r| {
         r.get::<_, String>(0)
     })
@@ -62,7 +63,8 @@ fn meta_i64(conn: &Connection, key: &str) -> rusqlite::Result<i64> {
     .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 
-fn set_meta(conn: &Connection, key: &str, value: i64) -> rusqlite::Result<()> {
+/// Sets a counter of the `meta` table.
+pub(crate) fn set_meta(conn: &Connection, key: &str, value: i64) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
         params![key, value.to_string()],

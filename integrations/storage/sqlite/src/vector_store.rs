@@ -54,23 +54,12 @@ pub(crate) struct Cached {
 const GENERATION_KEY: &str = "vectors_generation";
 
 fn generation(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row(
-        "SELECT value FROM meta WHERE key = ?1",
-        params![GENERATION_KEY],
-        |r| r.get::<_, String>(0),
-    )
-    .optional()
-    .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+    crate::keyword::meta_i64(conn, GENERATION_KEY)
 }
 
 /// Marks the vectors changed, inside the write's own transaction.
 fn bump_generation(conn: &Connection) -> rusqlite::Result<()> {
-    let next = generation(conn)? + 1;
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-        params![GENERATION_KEY, next.to_string()],
-    )?;
-    Ok(())
+    crate::keyword::set_meta(conn, GENERATION_KEY, generation(conn)? + 1)
 }
 
 pub(crate) fn to_blob(v: &[f32]) -> Vec<u8> {

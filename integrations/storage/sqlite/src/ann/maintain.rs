@@ -6,6 +6,7 @@ use super::{
     options, pending_count, sql, usearch_err, utf8, vector_count, vector_index_files,
 };
 use crate::db::{Db, Scope};
+use crate::keyword::{meta_i64, set_meta};
 use ragloom_core::error::{Error, Result};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
@@ -162,23 +163,13 @@ const PRUNED_KEY: &str = "ann_log_pruned";
 
 /// The log entries up to which the log was emptied (0: never).
 fn pruned_to(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row(
-        "SELECT value FROM meta WHERE key = ?1",
-        params![PRUNED_KEY],
-        |r| r.get::<_, String>(0),
-    )
-    .optional()
-    .map(|v| v.and_then(|v| v.parse().ok()).unwrap_or(0))
+    meta_i64(conn, PRUNED_KEY)
 }
 
 /// Empties the log up to `seq`, recording how far, so no file built from
 /// an older snapshot is named after it.
 fn prune_log(conn: &Connection, seq: i64) -> rusqlite::Result<usize> {
-    let to = pruned_to(conn)?.max(seq);
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-        params![PRUNED_KEY, to.to_string()],
-    )?;
+    set_meta(conn, PRUNED_KEY, pruned_to(conn)?.max(seq))?;
     conn.execute("DELETE FROM vectors_log WHERE seq <= ?1", params![seq])
 }
 
